@@ -1,0 +1,54 @@
+"""logrerank: local-to-global sentence-level graph reranking of scientific evidence.
+
+Public API::
+
+    from logrerank import LoGReranker
+    model = LoGReranker.from_pretrained()          # bundled checkpoint (or labelled untrained init)
+    ranking = model.rerank("question", ["passage one ...", {"title": "T", "text": "..."}])
+    ranking.sentences[0].text, ranking.passage_order(), ranking.context["prompt"]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import ROLE_NAMES, ConfigError, LoGConfig
+from .types import GraphEdge, InputError, Passage, Ranking, ScoredPassage, ScoredSentence
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ROLE_NAMES",
+    "ConfigError",
+    "GraphEdge",
+    "InputError",
+    "LoGConfig",
+    "LoGReranker",
+    "Passage",
+    "Ranking",
+    "ScoredPassage",
+    "ScoredSentence",
+    "__version__",
+    "rerank",
+]
+
+_DEFAULT = None
+
+
+def __getattr__(name: str) -> Any:
+    # Import torch-heavy modules lazily so `import logrerank` stays cheap.
+    if name == "LoGReranker":
+        from .pipeline import LoGReranker
+
+        return LoGReranker
+    raise AttributeError(name)
+
+
+def rerank(query: str, passages: list[Any]) -> Ranking:
+    """Rerank with the default model (loaded once per process)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        from .pipeline import LoGReranker
+
+        _DEFAULT = LoGReranker.from_pretrained()
+    return _DEFAULT.rerank(query, passages)

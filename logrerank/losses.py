@@ -1,0 +1,144 @@
+"""Training objectives of the paper (eqs. 19-23), written over flat tensors with group ids.
+
+Sentences of many passages are scored in one flat tensor; ``group`` gives each sentence's
+passage (0..G-1), so grouped softmaxes need no padding.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def group_log_softmax(x: Tensor, group: Tensor, num_groups: int | None = None) -> Tensor:
+    """log softmax of ``x`` within each group.
+
+    Args:
+        x: ``[M]`` logits.
+        group: ``[M]`` group id of each entry, in ``0..G-1``.
+        num_groups: G (inferred when None).
+
+    Returns:
+        ``[M]`` log-probabilities; each group's exp sums to 1.
+    """
+    num_groups = int(group.max()) + 1 if num_groups is None else num_groups
+    gmax = torch.full((num_groups,), float("-inf"), dtype=x.dtype, device=x.device)
+    gmax = gmax.scatter_reduce(0, group, x.detach(), reduce="amax", include_self=True)
+    shifted = x - gmax[group]
+    denom = torch.zeros(num_groups, dtype=x.dtype, device=x.device).index_add(
+        0, group, shifted.exp()
+    )
+    return shifted - denom.log()[group]
+
+
+def soft_rank_targets(ranks: Tensor, group: Tensor, tau: float = 1.0) -> Tensor:
+    """Soft targets of eq. 19: ``P~_i = softmax(-y_i / tau)`` within each passage.
+
+    Args:
+        ranks: ``[M]`` supervision ranks (1 = most relevant; ties allowed).
+        group: ``[M]`` passage id of each sentence.
+        tau: temperature; small tau concentrates the mass on the best rank.
+    """
+    return group_log_softmax(-ranks.float() / tau, group).exp()
+
+
+def listwise_loss(
+    logits: Tensor, ranks: Tensor, group: Tensor, tau: float = 1.0, reduction: str = "sum"
+) -> Tensor:
+    """Local listwise ranking loss (eqs. 19-20).
+
+    ``L = - sum_i P~_i^T log P_i``, with ``P~_i = softmax(-y_i / tau)`` and
+    ``P_i = softmax(l_i)`` over the sentences of passage i.
+
+    Args:
+        logits: ``[M]`` local logits l (eq. 5).
+        ranks: ``[M]`` supervision ranks y.
+        group: ``[M]`` passage id of each sentence.
+        tau: target temperature.
+        reduction: "sum" over passages (the paper's eq. 20) or "mean" over passages.
+    """
+    num_groups = int(group.max()) + 1
+    target = soft_rank_targets(ranks, group, tau)
+    loss = -(target * group_log_softmax(logits, group, num_groups)).sum()
+    return loss if reduction == "sum" else loss / num_groups
+
+
+def role_kl_loss(
+    role_logits: Tensor, target: Tensor, mask: Tensor | None = None, reduction: str = "sum"
+) -> Tensor:
+    """Role loss (eq. 21): ``sum_ij KL(r~_ij || r_ij)`` with ``r = softmax(role_logits)``.
+
+    ``0 log 0`` is taken as 0. Rows where ``mask`` is False (no role target) are skipped.
+
+    Args:
+        role_logits: ``[M, 3]``.
+        target: ``[M, 3]`` target distributions (rows sum to 1).
+        mask: ``[M]`` bool, which rows have a target.
+        reduction: "sum" (eq. 21) or "mean" over the rows used.
+    """
+    logp = F.log_softmax(role_logits.float(), dim=-1)
+    kl = torch.xlogy(target, target) - target * logp
+    per_row = kl.sum(-1)
+    if mask is not None:
+        per_row = per_row[mask]
+    if per_row.numel() == 0:
+        return role_logits.sum() * 0.0
+    return per_row.sum() if reduction == "sum" else per_row.mean()
+
+
+def local_loss(
+    logits: Tensor,
+    ranks: Tensor,
+    group: Tensor,
+    role_logits: Tensor,
+    role_target: Tensor,
+    role_mask: Tensor | None = None,
+    lam: float = 0.5,
+    tau: float = 1.0,
+    reduction: str = "sum",
+) -> Tensor:
+    """Local-stage objective (eq. 22): ``L_rank^loc + lambda * L_role``."""
+    return listwise_loss(logits, ranks, group, tau, reduction) + lam * role_kl_loss(
+        role_logits, role_target, role_mask, reduction
+    )
+
+
+def preference_pairs(
+    passage_rank: Tensor, sentence_rank: Tensor, passage_of: Tensor, max_pairs: int | None = None
+) -> Tensor:
+    """Cross-passage preference pairs D_q of eq. 23.
+
+    ``(u, v)`` is a pair when u and v lie in different passages, u's passage ranks higher
+    (smaller rank) than v's, and u's sentence rank is no worse than v's.
+
+    Args:
+        passage_rank: ``[P]`` rank of each passage (1 = best).
+        sentence_rank: ``[M]`` within-passage rank of each sentence (1 = best).
+        passage_of: ``[M]`` passage id of each sentence.
+        max_pairs: if set, keep a deterministic, evenly strided subset of this size.
+
+    Returns:
+        ``[2, |D|]`` long tensor of (u, v) node ids.
+    """
+    pr = passage_rank[passage_of]
+    better_passage = pr[:, None] < pr[None, :]
+    no_worse_sentence = sentence_rank[:, None] <= sentence_rank[None, :]
+    u, v = (better_passage & no_worse_sentence).nonzero(as_tuple=True)
+    pairs = torch.stack([u, v])
+    if max_pairs is not None and pairs.size(1) > max_pairs:
+        idx = torch.linspace(0, pairs.size(1) - 1, max_pairs).round().long()
+        pairs = pairs[:, idx]
+    return pairs
+
+
+def pairwise_global_loss(logits: Tensor, pairs: Tensor) -> Tensor:
+    """Global pairwise loss (eq. 23): ``-1/|D| sum_(u,v) log sigmoid(l_u - l_v)``.
+
+    Args:
+        logits: ``[N]`` global logits (eq. 15).
+        pairs: ``[2, |D|]`` preferred / less preferred node ids.
+    """
+    if pairs.numel() == 0:
+        return logits.sum() * 0.0
+    return -F.logsigmoid(logits[pairs[0]] - logits[pairs[1]]).mean()

@@ -1,0 +1,454 @@
+"""LoGReranker: the only place where the stages meet (segment -> local -> graph -> global ->
+context). No I/O beyond loading/saving checkpoints, no UI.
+
+Two steps, so that knob changes do not re-run the transformer:
+
+* :meth:`LoGReranker.encode` segments, tokenises and runs the local scorer once, returning an
+  :class:`Encoded` (sentence vectors, roles, intents, local logits) that can be cached;
+* :meth:`LoGReranker.rank_encoded` builds the graph, runs the GAT and the context under any
+  graph/context settings and ablation switches.
+
+:meth:`LoGReranker.rerank` does both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+from torch import Tensor, nn
+
+from . import backbone as bb
+from .config import ROLE_NAMES, ConfigError, ContextConfig, GraphConfig, LoGConfig
+from .context import build_context
+from .global_model import GlobalReranker
+from .graph import build_graph, edge_counts, relation_name
+from .local import LocalScorer, batches, collate, tokenize
+from .segment import split_sentences
+from .types import GraphEdge, InputError, Passage, Ranking, ScoredSentence
+
+FORMAT_VERSION = 1
+WEIGHTS_NAME = "model.safetensors"
+CONFIG_NAME = "config.json"
+
+ABLATIONS: dict[str, dict[str, bool]] = {
+    "log": {},
+    "log-local": {"use_global": False},  # local only, no graph
+    "log-nocross": {"cross_passage": False},  # no cross-passage similarity edges
+    "log-untyped": {"typed": False},  # all edges one relation
+}
+"""Registry names of LoG and its ablations -> keyword switches of :meth:`LoGReranker.rerank`."""
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint folder is missing files, truncated, or does not match the model."""
+
+
+def default_checkpoint_dir() -> Path:
+    """Where the bundled LoG checkpoint lives (``$LOGRERANK_CHECKPOINTS`` overrides)."""
+    root = os.environ.get("LOGRERANK_CHECKPOINTS")
+    base = Path(root) if root else Path(__file__).resolve().parents[1] / "checkpoints"
+    return base / "log-reranker"
+
+
+@dataclass
+class Encoded:
+    """Everything the graph stages need, computed once per (query, passages)."""
+
+    query: str
+    passages: list[Passage]
+    sentences: list[ScoredSentence]  # document order, scores not yet set
+    passage_of: Tensor  # [N] long
+    h: Tensor  # [N, d] float32 contextual sentence vectors
+    role_probs: Tensor  # [N, 3]
+    local_logits: Tensor  # [N]
+    intent_by_passage: Tensor  # [P, 3] (zeros for passages without sentences)
+    warnings: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def normalize_passages(passages: Any) -> list[Passage]:
+    """Accept strings, ``{"title", "text"}`` dicts or :class:`Passage` objects.
+
+    Raises:
+        InputError: not a list, or an item of the wrong type / without text.
+    """
+    if isinstance(passages, (str, bytes)) or not isinstance(passages, (list, tuple)):
+        raise InputError("passages must be a list of strings or {'title', 'text'} objects")
+    if not passages:
+        raise InputError("no passages given: pass at least one passage")
+    out = []
+    for i, p in enumerate(passages):
+        if isinstance(p, Passage):
+            out.append(p)
+        elif isinstance(p, str):
+            out.append(Passage(text=p))
+        elif isinstance(p, dict):
+            text = p.get("text", p.get("contents"))
+            if not isinstance(text, str):
+                raise InputError(f"passage {i + 1}: needs a string 'text' field")
+            title = p.get("title") or ""
+            if not isinstance(title, str):
+                raise InputError(f"passage {i + 1}: 'title' must be a string")
+            pid = p.get("id", p.get("pid"))
+            out.append(Passage(text=text, title=title, pid=None if pid is None else str(pid)))
+        else:
+            raise InputError(f"passage {i + 1}: expected a string or an object, got {type(p).__name__}")
+    return out
+
+
+class LoGReranker(nn.Module):
+    """Local-to-global sentence-level graph reranker.
+
+    Args:
+        config: the full configuration (defaults = the paper's settings).
+        encoder: an already loaded backbone (loaded from ``config.backbone`` when None).
+        tokenizer: its tokenizer (loaded when None).
+    """
+
+    def __init__(self, config: LoGConfig | None = None, encoder=None, tokenizer=None):
+        super().__init__()
+        self.config = config or LoGConfig()
+        encoder = encoder if encoder is not None else bb.load_encoder(self.config.backbone.name_or_path)
+        self.tokenizer = tokenizer or bb.load_tokenizer(self.config.backbone.name_or_path)
+        self.local = LocalScorer(encoder, self.config.local)
+        self.global_model = GlobalReranker(self.local.hidden_size, self.config.global_)
+        self.source = "untrained initialisation (seeded)"  # replaced by from_pretrained
+        self.device_ = bb.pick_device(self.config.device)
+        self.autocast_dtype = bb.autocast_dtype(self.device_, self.config.precision)
+        self.to(self.device_)
+        self.eval()
+
+    # ------------------------------------------------------------------ loading / saving
+    @classmethod
+    def untrained(cls, config: LoGConfig | None = None, seed: int = 13) -> LoGReranker:
+        """A deterministic, explicitly untrained initialisation (heads seeded, backbone packaged)."""
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = cls(config)
+        model.source = f"UNTRAINED initialisation (seed {seed}): scores are not meaningful"
+        return model
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path | None = None, **overrides: Any) -> LoGReranker:
+        """Load a checkpoint folder (safetensors + config.json).
+
+        Args:
+            path: checkpoint folder; None = the bundled default under ``checkpoints/``, or, while
+                none exists, an explicitly labelled untrained initialisation.
+            **overrides: top-level config fields to override (e.g. ``device="cpu"``).
+
+        Raises:
+            CheckpointError: missing, truncated or mismatched files.
+        """
+        if path is None:
+            path = default_checkpoint_dir()
+            if not (path / CONFIG_NAME).exists():
+                config = LoGConfig(**overrides) if overrides else None
+                return cls.untrained(config)
+        path = Path(path)
+        if not path.is_dir():
+            raise CheckpointError(f"checkpoint folder {path} does not exist")
+        for name in (CONFIG_NAME, WEIGHTS_NAME):
+            if not (path / name).is_file():
+                raise CheckpointError(f"checkpoint {path} is missing {name}")
+        try:
+            raw = json.loads((path / CONFIG_NAME).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise CheckpointError(f"{path / CONFIG_NAME} is not valid JSON: {exc}") from exc
+        if not isinstance(raw, dict) or raw.get("format") != "logrerank" or "model" not in raw:
+            raise CheckpointError(f"{path / CONFIG_NAME} is not a logrerank checkpoint config")
+        try:
+            config = LoGConfig.from_dict(raw["model"])
+            config = dataclasses.replace(config, **overrides)
+        except (ConfigError, TypeError) as exc:
+            raise CheckpointError(f"{path / CONFIG_NAME}: {exc}") from exc
+        try:
+            state = load_file(str(path / WEIGHTS_NAME))
+        except Exception as exc:
+            raise CheckpointError(f"cannot read {path / WEIGHTS_NAME} (truncated?): {exc}") from exc
+        model = cls(config)
+        model._load_partial_state(state, path)
+        model.source = str(path)
+        return model
+
+    def _load_partial_state(self, state: dict[str, Tensor], path: Path) -> None:
+        own = self.state_dict()
+        unexpected = sorted(set(state) - set(own))
+        if unexpected:
+            raise CheckpointError(f"{path}: unknown tensors {unexpected[:5]} (config mismatch?)")
+        missing = sorted(k for k in own if k not in state and not k.startswith("local.encoder."))
+        if missing:
+            raise CheckpointError(f"{path}: missing tensors {missing[:5]}")
+        for k, v in state.items():
+            if own[k].shape != v.shape:
+                raise CheckpointError(
+                    f"{path}: tensor {k} has shape {tuple(v.shape)}, model expects {tuple(own[k].shape)}"
+                )
+        self.load_state_dict(state, strict=False)
+
+    def save_pretrained(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
+        """Save heads, graph model and only those backbone tensors that differ from the base.
+
+        Args:
+            path: output folder (created).
+            extra: extra JSON-serialisable facts for config.json (training run, metrics).
+        """
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        base = bb.load_encoder(self.config.backbone.name_or_path).state_dict()
+        state = {}
+        for k, v in self.state_dict().items():
+            if k.startswith("local.encoder."):
+                b = base.get(k.removeprefix("local.encoder."))
+                if b is not None and b.shape == v.shape and torch.equal(b, v.detach().cpu()):
+                    continue
+            state[k] = v.detach().cpu().contiguous()
+        save_file(state, str(path / WEIGHTS_NAME))
+        meta = {
+            "format": "logrerank",
+            "format_version": FORMAT_VERSION,
+            "model": self.config.to_dict(),
+            "backbone_tensors_stored": sum(k.startswith("local.encoder.") for k in state),
+            **(extra or {}),
+        }
+        (path / CONFIG_NAME).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        return path
+
+    # ------------------------------------------------------------------ inference
+    def _autocast(self):
+        if self.autocast_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device_.type, dtype=self.autocast_dtype)
+
+    @torch.inference_mode()
+    def encode(self, query: str, passages: Any) -> Encoded:
+        """Segment, tokenise and run the local scorer (eqs. 1-6) once.
+
+        Raises:
+            InputError: empty query, no passages, or no passage with any text.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise InputError("the question is empty: type a question")
+        plist = normalize_passages(passages)
+        warnings: list[str] = []
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        spans = [split_sentences(p.text) for p in plist]
+        empty = [i + 1 for i, s in enumerate(spans) if not s]
+        if len(empty) == len(plist):
+            raise InputError("every passage is empty: paste passages with text")
+        if empty:
+            warnings.append(f"passage(s) {empty} have no text; they rank last")
+        sentences, passage_of = [], []
+        for p, sp in enumerate(spans):
+            for j, s in enumerate(sp):
+                sentences.append(ScoredSentence(len(sentences), p, j, s.text, s.start, s.end, 0.0))
+                passage_of.append(p)
+        timings["segment"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        cfg = self.config
+        tok = tokenize(
+            self.tokenizer,
+            query,
+            [[s.text for s in sp] for sp in spans],
+            min(cfg.backbone.max_length, self._max_positions()),
+            cfg.backbone.max_query_tokens,
+        )
+        if tok.query_truncated:
+            warnings.append(f"the question is longer than {cfg.backbone.max_query_tokens} tokens; it was cut")
+        for n in tok.truncated_nodes:
+            sentences[n].truncated = True
+        if tok.truncated_nodes:
+            warnings.append(
+                f"{len(tok.truncated_nodes)} sentence(s) longer than one window were cut for scoring "
+                "(their full text is kept in the result)"
+            )
+        timings["tokenize"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        n, d = tok.num_nodes, self.local.hidden_size
+        h = torch.zeros(n, d)
+        role_logits = torch.zeros(n, 3)
+        logits = torch.zeros(n)
+        P = len(plist)
+        intent_sum, intent_cnt = torch.zeros(P, 3), torch.zeros(P)
+        for group in batches(tok.windows, cfg.local.batch_tokens, cfg.local.max_batch_windows):
+            wins = [tok.windows[i] for i in group]
+            batch = collate(wins, self.device_)
+            with self._autocast():
+                out, _ = self.local(batch)
+            nodes = out.nodes.cpu()
+            h[nodes] = out.h_s.float().cpu()
+            role_logits[nodes] = out.role_logits.float().cpu()
+            logits[nodes] = out.logits.float().cpu()
+            pidx = torch.tensor([w.passage_idx for w in wins])
+            intent_sum.index_add_(0, pidx, out.intent_logits.float().softmax(-1).cpu())
+            intent_cnt.index_add_(0, pidx, torch.ones(len(wins)))
+        timings["local"] = time.perf_counter() - t0
+        return Encoded(
+            query=query,
+            passages=plist,
+            sentences=sentences,
+            passage_of=torch.tensor(passage_of, dtype=torch.long),
+            h=h,
+            role_probs=role_logits.softmax(-1),
+            local_logits=logits,
+            intent_by_passage=intent_sum / intent_cnt.clamp_min(1)[:, None],
+            warnings=warnings,
+            timings=timings,
+        )
+
+    def _max_positions(self) -> int:
+        return int(getattr(self.local.encoder.config, "max_position_embeddings", 512))
+
+    @torch.inference_mode()
+    def rank_encoded(
+        self,
+        enc: Encoded,
+        graph: GraphConfig | None = None,
+        context: ContextConfig | None = None,
+        use_global: bool | None = None,
+        cross_passage: bool | None = None,
+        typed: bool | None = None,
+        ranker: str = "log",
+    ) -> Ranking:
+        """Graph, GAT and context stages over a cached :class:`Encoded` (no transformer pass).
+
+        Args:
+            enc: output of :meth:`encode`.
+            graph: graph settings (default: the model's config).
+            context: context settings (default: the model's config).
+            use_global: False = local-only ablation.
+            cross_passage: False = no cross-passage edges ablation.
+            typed: False = one relation type for all edges ablation.
+            ranker: name recorded in the result.
+        """
+        cfg = self.config
+        gcfg = dataclasses.replace(graph or cfg.graph)
+        if cross_passage is not None:
+            gcfg.cross_passage = cross_passage
+        if typed is not None:
+            gcfg.typed = typed
+        use_global = cfg.use_global if use_global is None else use_global
+        timings = dict(enc.timings)
+        z_local = torch.sigmoid(enc.local_logits)
+
+        t0 = time.perf_counter()
+        data = build_graph(enc.h, enc.role_probs, z_local, enc.passage_of, gcfg)
+        timings["graph"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        z_global, attention = None, None
+        if use_global:
+            dev = self.device_
+            out, _ = self.global_model(
+                enc.h.to(dev),
+                enc.role_probs.to(dev),
+                enc.local_logits.to(dev),
+                data.edge_index.to(dev),
+                data.edge_type.to(dev),
+                return_attention=True,
+            )
+            z_global = out.scores.float().cpu()
+            attention = [a.float().mean(-1).cpu() for a in out.attention]  # per layer [E]
+        timings["global"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        sentences = []
+        roles = enc.role_probs.argmax(-1).tolist()
+        for s in enc.sentences:
+            n = s.node
+            zl = float(z_local[n])
+            zg = float(z_global[n]) if z_global is not None else None
+            sentences.append(
+                dataclasses.replace(
+                    s,
+                    score=zg if zg is not None else zl,
+                    role_probs=[float(x) for x in enc.role_probs[n]],
+                    role=ROLE_NAMES[roles[n]],
+                    local_score=zl,
+                    global_score=zg,
+                    extra={},
+                )
+            )
+        intent = enc.intent_by_passage
+        has = torch.zeros(len(enc.passages), dtype=torch.bool)
+        has[enc.passage_of] = True
+        ranking = Ranking.from_sentence_scores(
+            enc.query,
+            enc.passages,
+            sentences,
+            ranker,
+            intent_probs=[float(x) for x in intent[has].mean(0)],
+            intent_by_passage=[[float(x) for x in row] for row in intent],
+            warnings=list(enc.warnings),
+        )
+        ctx_cfg = context or cfg.context
+        ranking.context = build_context(
+            ranking.sentences,
+            enc.passages,
+            data.edge_index,
+            data.relation_type,
+            data.edge_sim,
+            ctx_cfg,
+        )
+        ranking.edges = self._edges(data, attention)
+        timings["context"] = time.perf_counter() - t0
+        timings["total"] = sum(v for k, v in timings.items() if k != "total")
+        ranking.timings = timings
+        ranking.info = {
+            "model": self.source,
+            "trained": cfg.trained,
+            "device": str(self.device_),
+            "precision": str(self.autocast_dtype or torch.float32).replace("torch.", ""),
+            "use_global": use_global,
+            "graph": dataclasses.asdict(gcfg),
+            "num_nodes": int(data.num_nodes),
+            "edge_counts": edge_counts(data),
+        }
+        if not cfg.trained:
+            ranking.warnings.append("model is untrained: " + self.source)
+        return ranking
+
+    @staticmethod
+    def _edges(data, attention: list[Tensor] | None) -> list[GraphEdge]:
+        src, dst = data.edge_index.tolist()
+        rel = data.relation_type.tolist()
+        used = data.edge_type.tolist()
+        sim = data.edge_sim.tolist()
+        att = torch.stack(attention, 1).tolist() if attention else None  # [E, layers]
+        return [
+            GraphEdge(
+                u,
+                v,
+                relation_name(r),
+                t,
+                None if c != c else c,  # NaN -> None
+                att[e] if att is not None else None,
+            )
+            for e, (u, v, r, t, c) in enumerate(zip(src, dst, rel, used, sim))
+        ]
+
+    def rerank(self, query: str, passages: Any, **switches: Any) -> Ranking:
+        """Rerank the sentences (and passages) of ``passages`` for ``query``.
+
+        Args:
+            query: the question.
+            passages: strings, ``{"title", "text"}`` dicts or :class:`Passage` objects.
+            **switches: ``use_global``, ``cross_passage``, ``typed`` (ablations), ``graph``,
+                ``context`` configs and ``ranker`` name; see :meth:`rank_encoded`.
+
+        Raises:
+            InputError: invalid input (message says what).
+        """
+        return self.rank_encoded(self.encode(query, passages), **switches)
