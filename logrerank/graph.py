@@ -59,7 +59,7 @@ def relation_name(rel: int) -> str:
         return "similar"
     if r == Relation.SAME_ROLE:
         return "same-role"
-    src, dst = (_TRANSITION == int(r)).nonzero()[0].tolist()
+    src, dst = (int(r) == _TRANSITION).nonzero()[0].tolist()
     return f"{ROLE_NAMES[src]}->{ROLE_NAMES[dst]}"
 
 

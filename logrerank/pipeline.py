@@ -31,6 +31,7 @@ from .config import ROLE_NAMES, ConfigError, ContextConfig, GraphConfig, LoGConf
 from .context import build_context
 from .global_model import GlobalReranker
 from .graph import build_graph, edge_counts, relation_name
+from .io import passage_from_obj
 from .local import LocalScorer, batches, collate, tokenize
 from .segment import split_sentences
 from .types import GraphEdge, InputError, Passage, Ranking, ScoredSentence
@@ -85,24 +86,7 @@ def normalize_passages(passages: Any) -> list[Passage]:
         raise InputError("passages must be a list of strings or {'title', 'text'} objects")
     if not passages:
         raise InputError("no passages given: pass at least one passage")
-    out = []
-    for i, p in enumerate(passages):
-        if isinstance(p, Passage):
-            out.append(p)
-        elif isinstance(p, str):
-            out.append(Passage(text=p))
-        elif isinstance(p, dict):
-            text = p.get("text", p.get("contents"))
-            if not isinstance(text, str):
-                raise InputError(f"passage {i + 1}: needs a string 'text' field")
-            title = p.get("title") or ""
-            if not isinstance(title, str):
-                raise InputError(f"passage {i + 1}: 'title' must be a string")
-            pid = p.get("id", p.get("pid"))
-            out.append(Passage(text=text, title=title, pid=None if pid is None else str(pid)))
-        else:
-            raise InputError(f"passage {i + 1}: expected a string or an object, got {type(p).__name__}")
-    return out
+    return [passage_from_obj(p, f"passage {i + 1}") for i, p in enumerate(passages)]
 
 
 class LoGReranker(nn.Module):
@@ -117,7 +101,9 @@ class LoGReranker(nn.Module):
     def __init__(self, config: LoGConfig | None = None, encoder=None, tokenizer=None):
         super().__init__()
         self.config = config or LoGConfig()
-        encoder = encoder if encoder is not None else bb.load_encoder(self.config.backbone.name_or_path)
+        encoder = (
+            encoder if encoder is not None else bb.load_encoder(self.config.backbone.name_or_path)
+        )
         self.tokenizer = tokenizer or bb.load_tokenizer(self.config.backbone.name_or_path)
         self.local = LocalScorer(encoder, self.config.local)
         self.global_model = GlobalReranker(self.local.hidden_size, self.config.global_)
@@ -265,7 +251,9 @@ class LoGReranker(nn.Module):
             cfg.backbone.max_query_tokens,
         )
         if tok.query_truncated:
-            warnings.append(f"the question is longer than {cfg.backbone.max_query_tokens} tokens; it was cut")
+            warnings.append(
+                f"the question is longer than {cfg.backbone.max_query_tokens} tokens; it was cut"
+            )
         for n in tok.truncated_nodes:
             sentences[n].truncated = True
         if tok.truncated_nodes:
