@@ -1,0 +1,424 @@
+"""Candidate pools (paper, App. A) and one-call benchmark loading.
+
+Pool rule, for each query over the benchmark's corpus:
+
+1. Score every doc with BM25 (``bm25s``, Lucene variant, ``k1 = 1.5``, ``b = 0.75``,
+   lower-cased ``\\w\\w+`` tokens, English stopwords removed, no stemming) on the string
+   ``title + " " + text``.
+2. Rank by score, descending; **ties break by ``doc_id`` string order** (ascending), so the
+   ranking is fully deterministic, including for the duplicated passages of
+   Citation-Integrity (identical text, identical score: the smaller id string ranks first).
+3. Take the top ``k`` (50). For each gold doc missing from it, drop the lowest-ranked
+   non-gold candidate and insert the gold doc, so the pool has exactly ``k`` candidates
+   (fewer only when the corpus is smaller; more only if a query had more than ``k`` gold docs).
+4. The final order is the BM25 order of the kept docs. Since a missed gold doc scores no
+   higher than every top-``k`` doc, this is the same as appending the inserted gold docs at
+   the end of the list in BM25 order. Base-ranker (BM25) metrics on a pool are therefore not
+   inflated by the insertion beyond what cutting the list at ``k`` does.
+
+Pools are cached as JSON (doc ids only) under ``<repo>/.cache/pools/`` (gitignored), in a file
+named by the benchmark and a hash of everything that determines the pool: the queries (ids,
+text, gold ids), the corpus (ids and indexed text), ``k``, the BM25 parameters and
+:data:`POOL_VERSION`. Hashing the content, not file times, means a changed reader or sentence
+splitter can never serve a stale pool.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from logrerank.data.readers import (
+    default_data_root,
+    read_citation_integrity,
+    read_hotpotqa,
+    read_musique,
+    read_pubmedqa,
+    read_scifact,
+)
+from logrerank.data.schema import Doc, Example
+
+logger = logging.getLogger(__name__)
+
+#: Bump when the pool rule changes, to invalidate old cache files.
+POOL_VERSION = 1
+#: Default pool size (paper, App. A).
+DEFAULT_K = 50
+#: BM25 settings used for pools; part of the cache key.
+BM25_PARAMS: dict[str, Any] = {
+    "k1": 1.5,
+    "b": 0.75,
+    "method": "lucene",
+    "stopwords": "en",
+    "lower": True,
+    "stemmer": None,
+}
+#: Environment variable that overrides the pool cache directory.
+CACHE_ENV_VAR = "LOGRERANK_CACHE"
+
+#: Benchmark name -> (default split, splits available in the public data).
+BENCHMARKS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "scifact": ("dev", ("dev", "train")),
+    "citint": ("dev", ("dev", "train")),
+    "pubmedqa": ("test", ("test", "train")),
+    "hotpotqa": ("train", ("train",)),
+    "musique": ("train", ("train",)),
+}
+_ALIASES = {"citation_integrity": "citint", "citation-integrity": "citint", "pqal": "pubmedqa"}
+
+
+def default_cache_dir() -> Path:
+    """Directory for cached pools.
+
+    Returns:
+        ``$LOGRERANK_CACHE/pools`` when that variable is set, else ``<repo>/.cache/pools``.
+    """
+    env = os.environ.get(CACHE_ENV_VAR, "").strip()
+    if env:
+        return Path(env).expanduser() / "pools"
+    return Path(__file__).resolve().parents[2] / ".cache" / "pools"
+
+
+def doc_index_text(doc: Doc) -> str:
+    """The string BM25 indexes for a doc: ``title + " " + text``."""
+    return f"{doc.title} {doc.text}"
+
+
+class BM25Ranker:
+    """Full, deterministic BM25 ranking of a fixed corpus.
+
+    Args:
+        corpus: ``doc_id -> Doc``.
+        params: BM25 settings; defaults to :data:`BM25_PARAMS`.
+    """
+
+    def __init__(self, corpus: dict[str, Doc], params: dict[str, Any] | None = None) -> None:
+        import bm25s  # heavy import, only when pools are built
+
+        self._bm25s = bm25s
+        self.params = dict(BM25_PARAMS if params is None else params)
+        self.doc_ids: list[str] = list(corpus)
+        # Rank of each doc id in string order, the secondary sort key.
+        order = sorted(range(len(self.doc_ids)), key=self.doc_ids.__getitem__)
+        self._id_rank = np.empty(len(order), dtype=np.int64)
+        self._id_rank[order] = np.arange(len(order))
+        tokens = self._tokenize([doc_index_text(corpus[d]) for d in self.doc_ids])
+        self._index = bm25s.BM25(
+            k1=self.params["k1"], b=self.params["b"], method=self.params["method"]
+        )
+        self._index.index(tokens, show_progress=False)
+
+    def _tokenize(self, texts: list[str]) -> list[list[str]]:
+        return self._bm25s.tokenize(
+            texts,
+            lower=self.params["lower"],
+            stopwords=self.params["stopwords"],
+            stemmer=self.params["stemmer"],
+            return_ids=False,
+            show_progress=False,
+        )
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every doc (in ``self.doc_ids`` order) for ``query``."""
+        tokens = self._tokenize([query])[0]
+        if not tokens:  # only stopwords / punctuation: every doc scores 0
+            return np.zeros(len(self.doc_ids), dtype=np.float32)
+        return np.asarray(self._index.get_scores(tokens))
+
+    def rank(self, query: str) -> tuple[list[str], np.ndarray]:
+        """All doc ids by descending score, ties by ``doc_id`` string order.
+
+        Returns:
+            ``(doc_ids, scores)``, both in ranked order.
+        """
+        scores = self.scores(query)
+        order = np.lexsort((self._id_rank, -scores))
+        return [self.doc_ids[i] for i in order], scores[order]
+
+
+def pool_from_ranking(
+    ranked: Sequence[str], gold: Sequence[str], k: int
+) -> tuple[list[str], list[str]]:
+    """Apply the insertion rule to a full ranking.
+
+    Args:
+        ranked: Every corpus doc id, best first (a total order).
+        gold: Gold doc ids (each must occur in ``ranked``).
+        k: Pool size.
+
+    Returns:
+        ``(pool, inserted)``: the pool in ranked order, and the gold ids that were not in the
+        top ``k`` and had to be inserted (in ranked order).
+
+    Raises:
+        ValueError: If a gold id is not in ``ranked``.
+    """
+    position = {doc_id: i for i, doc_id in enumerate(ranked)}
+    gold_set = set(gold)
+    unknown = [g for g in gold_set if g not in position]
+    if unknown:
+        raise ValueError(f"gold doc ids not in the corpus: {sorted(unknown)}")
+    top = list(ranked[:k])
+    top_set = set(top)
+    inserted = sorted((g for g in gold_set if g not in top_set), key=position.__getitem__)
+    if not inserted:
+        return top, []
+    n_non_gold = max(0, min(k, len(ranked)) - len(gold_set))
+    non_gold = [d for d in top if d not in gold_set][:n_non_gold]
+    pool = sorted([*non_gold, *gold_set], key=position.__getitem__)
+    return pool, inserted
+
+
+def _digest(name: str, queries: Sequence[Example], corpus: dict[str, Doc], k: int) -> str:
+    h = hashlib.sha256()
+    header = {"name": name, "k": k, "bm25": BM25_PARAMS, "version": POOL_VERSION}
+    h.update(json.dumps(header, sort_keys=True).encode())
+    for ex in queries:
+        h.update(json.dumps([ex.qid, ex.query, ex.gold_doc_ids]).encode())
+        h.update(b"\n")
+    h.update(b"\x00corpus\x00")
+    for doc_id, doc in corpus.items():
+        h.update(json.dumps([doc_id, doc_index_text(doc)]).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def build_pools(
+    queries: Sequence[Example], corpus: dict[str, Doc], k: int = DEFAULT_K
+) -> tuple[dict[str, dict[str, list[str]]], dict[str, Any]]:
+    """Build pools for ``queries`` over ``corpus`` (no cache).
+
+    Args:
+        queries: Examples with ``gold_doc_ids`` set.
+        corpus: ``doc_id -> Doc``.
+        k: Pool size.
+
+    Returns:
+        ``(pools, stats)``. ``pools[qid] = {"doc_ids": [...], "inserted": [...]}``. ``stats``
+        has ``n_queries``, ``k``, ``corpus_size``, ``n_queries_with_insertion``,
+        ``n_gold_inserted``, ``n_gold_total``, ``bm25_recall_at_k`` (macro average over queries
+        of the fraction of gold docs in the BM25 top ``k`` before insertion),
+        ``bm25_recall_at_k_micro``, ``pool_size_min``/``max``, ``build_seconds``.
+
+    Raises:
+        ValueError: On duplicate query ids or gold ids missing from the corpus.
+    """
+    start = time.perf_counter()
+    ranker = BM25Ranker(corpus)
+    pools: dict[str, dict[str, list[str]]] = {}
+    recalls: list[float] = []
+    n_gold_total = n_found = 0
+    for ex in queries:
+        if ex.qid in pools:
+            raise ValueError(f"duplicate query id {ex.qid}")
+        ranked, _ = ranker.rank(ex.query)
+        pool, inserted = pool_from_ranking(ranked, ex.gold_doc_ids, k)
+        pools[ex.qid] = {"doc_ids": pool, "inserted": inserted}
+        n_gold = len(set(ex.gold_doc_ids))
+        n_gold_total += n_gold
+        n_found += n_gold - len(inserted)
+        if n_gold:
+            recalls.append((n_gold - len(inserted)) / n_gold)
+    sizes = [len(p["doc_ids"]) for p in pools.values()]
+    stats = {
+        "n_queries": len(pools),
+        "k": k,
+        "corpus_size": len(corpus),
+        "n_queries_with_insertion": sum(1 for p in pools.values() if p["inserted"]),
+        "n_gold_inserted": sum(len(p["inserted"]) for p in pools.values()),
+        "n_gold_total": n_gold_total,
+        "bm25_recall_at_k": float(np.mean(recalls)) if recalls else float("nan"),
+        "bm25_recall_at_k_micro": n_found / n_gold_total if n_gold_total else float("nan"),
+        "pool_size_min": min(sizes, default=0),
+        "pool_size_max": max(sizes, default=0),
+        "build_seconds": round(time.perf_counter() - start, 3),
+    }
+    return pools, stats
+
+
+def _attach(
+    queries: Sequence[Example], corpus: dict[str, Doc], pools: dict[str, dict[str, list[str]]]
+) -> list[Example]:
+    out = []
+    for ex in queries:
+        pool = pools[ex.qid]
+        meta = {**ex.meta, "fixed_pool": False, "inserted_gold": list(pool["inserted"])}
+        candidates = [corpus[d] for d in pool["doc_ids"]]
+        out.append(dataclasses.replace(ex, candidates=candidates, meta=meta))
+    return out
+
+
+def build_or_load_pools(
+    name: str,
+    queries: Sequence[Example],
+    corpus: dict[str, Doc],
+    k: int = DEFAULT_K,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> tuple[list[Example], dict[str, Any]]:
+    """Pools for ``queries``, from the on-disk cache when it matches, else built and cached.
+
+    Args:
+        name: Benchmark name (part of the cache file name and key).
+        queries: Examples with ``gold_doc_ids``; their ``candidates`` are ignored.
+        corpus: ``doc_id -> Doc``.
+        k: Pool size.
+        cache_dir: Cache directory; defaults to :func:`default_cache_dir`. The cache is
+            skipped (built, not written) when the directory cannot be created.
+
+    Returns:
+        ``(examples, stats)``: copies of ``queries`` with ``candidates`` set to the pool (BM25
+        order) and ``meta["inserted_gold"]`` / ``meta["fixed_pool"] = False``; the stats of
+        :func:`build_pools` plus ``cached`` (whether they came from disk), ``cache_file``
+        and ``bm25_params``. ``build_seconds`` is the time of the original build.
+    """
+    key = _digest(name, queries, corpus, k)
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    path = directory / f"{name}-k{k}-{key[:16]}.json"
+    if path.is_file():
+        try:
+            with open(path, encoding="utf-8") as f:
+                cached = json.load(f)
+            pools = cached["pools"]
+            valid = cached.get("key") == key and all(
+                ex.qid in pools and all(d in corpus for d in pools[ex.qid]["doc_ids"])
+                for ex in queries
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            valid = False
+        if valid:
+            stats = {**cached["stats"], "cached": True, "cache_file": str(path)}
+            return _attach(queries, corpus, pools), stats
+        logger.warning("ignoring invalid pool cache %s", path)
+    pools, stats = build_pools(queries, corpus, k)
+    stats["bm25_params"] = dict(BM25_PARAMS)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "version": POOL_VERSION,
+            "name": name,
+            "key": key,
+            "stats": stats,
+            "pools": pools,
+        }
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(payload, f)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)  # atomic: concurrent builders never see half a file
+        cache_file: str | None = str(path)
+    except OSError as err:
+        logger.warning("could not write pool cache %s: %s", path, err)
+        cache_file = None
+    return _attach(queries, corpus, pools), {**stats, "cached": False, "cache_file": cache_file}
+
+
+def load_benchmark(
+    name: str,
+    data_root: str | os.PathLike[str] | None = None,
+    split: str | None = None,
+    limit: int | None = None,
+    *,
+    k: int = DEFAULT_K,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> tuple[list[Example], dict[str, Any]]:
+    """Load a benchmark as Examples with candidates filled.
+
+    ============  ===============  =========================================================
+    name          default split    candidates
+    ============  ===============  =========================================================
+    ``scifact``   ``dev``          BM25 pool of ``k`` over the 5,183 abstracts; claims
+                                   without evidence skipped (dev: 188 of 300 kept)
+    ``citint``    ``dev``          BM25 pool over the 3,063 passages; passage-level gold
+                                   only (see :func:`~logrerank.data.readers.read_scifact`)
+    ``pubmedqa``  ``test``         BM25 pool over the 1,000 PQA-L abstracts; gold = own
+    ``hotpotqa``  ``train``        the question's fixed 10 paragraphs (100-question sample)
+    ``musique``   ``train``        the question's fixed 20 paragraphs (100-question sample)
+    ============  ===============  =========================================================
+
+    The Citation-Integrity test and HotpotQA dev splits are withheld from the public data and
+    cannot be loaded; the SciFact test split has no labels.
+
+    Args:
+        name: Benchmark name (``citation_integrity`` is accepted for ``citint``).
+        data_root: Data directory; defaults to :func:`~logrerank.data.readers.default_data_root`.
+        split: Split; defaults to the table above.
+        limit: Keep only the first ``limit`` queries (file order) before pooling.
+        k: Pool size for pooled benchmarks.
+        cache_dir: Pool cache directory (see :func:`build_or_load_pools`).
+
+    Returns:
+        ``(examples, stats)``; ``stats`` has ``benchmark``, ``split``, ``n_examples``, the
+        reader's counts and, for pooled benchmarks, the pool statistics.
+
+    Raises:
+        ValueError: For an unknown benchmark or unavailable split.
+        FileNotFoundError: When the data directory or a file is missing.
+    """
+    name = _ALIASES.get(name.lower(), name.lower())
+    if name not in BENCHMARKS:
+        raise ValueError(f"unknown benchmark {name!r}; choose from {sorted(BENCHMARKS)}")
+    default_split, splits = BENCHMARKS[name]
+    split = split or default_split
+    if split not in splits:
+        raise ValueError(
+            f"{name} split {split!r} is not available in the public data (choose from {splits})"
+        )
+    root = Path(data_root) if data_root is not None else default_data_root()
+    if not root.is_dir():
+        raise FileNotFoundError(
+            f"data directory {root} does not exist; set LOGRERANK_DATA or pass data_root"
+        )
+    stats: dict[str, Any] = {"benchmark": name, "split": split}
+    corpus: dict[str, Doc] | None = None
+    if name == "scifact":
+        reader_stats: dict[str, Any] = {}
+        queries, corpus = read_scifact(
+            root / "scifact" / f"claims_{split}.jsonl",
+            root / "scifact" / "corpus.jsonl",
+            stats=reader_stats,
+        )
+        stats.update(reader_stats)
+    elif name == "citint":
+        reader_stats = {}
+        queries, corpus = read_citation_integrity(
+            root / "citation_integrity" / f"claims_{split}.jsonl",
+            root / "citation_integrity" / "corpus.jsonl",
+            stats=reader_stats,
+        )
+        stats.update(reader_stats)
+    elif name == "pubmedqa":
+        queries, corpus = read_pubmedqa(
+            root / "pubmedqa" / "ori_pqal.json",
+            root / "pubmedqa" / "test_ground_truth.json",
+            split=split,
+        )
+    elif name == "hotpotqa":
+        queries = read_hotpotqa(root / "hotpotqa" / f"hotpotqa_{split}.json")
+    else:
+        queries = read_musique(root / "musique" / f"musique_{split}.json")
+    if limit is not None:
+        queries = queries[: max(0, limit)]
+    if corpus is None:
+        sizes = [len(ex.candidates) for ex in queries]
+        stats.update(
+            n_examples=len(queries),
+            fixed_pool=True,
+            pool_size_min=min(sizes, default=0),
+            pool_size_max=max(sizes, default=0),
+            n_gold_total=sum(len(ex.gold_doc_ids) for ex in queries),
+        )
+        return list(queries), stats
+    examples, pool_stats = build_or_load_pools(name, queries, corpus, k=k, cache_dir=cache_dir)
+    stats.update(pool_stats)
+    stats.update(n_examples=len(examples), fixed_pool=False)
+    return examples, stats
