@@ -47,7 +47,8 @@ def main() -> None:
     med = {k: statistics.median(r.timings[k] for r in runs) for k in stages}
     nodes = statistics.mean(r.info["num_nodes"] for r in runs)
     edges = {
-        k: statistics.mean(r.info["edge_counts"][k] for r in runs) for k in runs[0].info["edge_counts"]
+        k: statistics.mean(r.info["edge_counts"][k] for r in runs)
+        for k in runs[0].info["edge_counts"]
     }
     report = {
         "queries": len(runs),

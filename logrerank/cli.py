@@ -1,4 +1,4 @@
-"""Command line: ``logrerank rerank | app``.
+"""Command line: ``logrerank rerank | eval | app``.
 
 Errors in the user's input print a one-line message and exit with status 2; nothing crashes
 with a traceback on bad input.
@@ -61,6 +61,75 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_eval_examples(args: argparse.Namespace):
+    """Examples + stats from --benchmark or explicit files."""
+    from .data import pools, readers
+
+    if args.claims or args.corpus:
+        if not (args.claims and args.corpus):
+            raise InputError("--claims and --corpus go together (SciFact format)")
+        name = args.benchmark or "scifact"
+        reader = readers.read_citation_integrity if name == "citint" else readers.read_scifact
+        queries, corpus = reader(args.claims, args.corpus)
+        if args.limit:
+            queries = queries[: args.limit]
+        examples, stats = pools.build_or_load_pools(name, queries, corpus)
+        return name, examples, {"claims": args.claims, "corpus": args.corpus, **stats}
+    if args.file:
+        name = args.benchmark or "hotpotqa"
+        if name not in ("hotpotqa", "musique"):
+            raise InputError(
+                "--file takes HotpotQA or MuSiQue format: --benchmark hotpotqa|musique"
+            )
+        read = readers.read_hotpotqa if name == "hotpotqa" else readers.read_musique
+        examples = read(args.file)[: args.limit or None]
+        return name, examples, {"file": args.file, "n_examples": len(examples)}
+    if not args.benchmark:
+        raise InputError("pass --benchmark NAME, or --claims/--corpus, or --file")
+    try:
+        examples, stats = pools.load_benchmark(
+            args.benchmark, data_root=args.data_root, split=args.split, limit=args.limit
+        )
+    except (ValueError, FileNotFoundError) as exc:
+        raise InputError(str(exc)) from exc
+    return stats.get("benchmark", args.benchmark), examples, stats
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import time
+
+    from .evaluate import MULTI_HOP, write_results
+    from .rankers import Models, build_rankers
+
+    name, examples, stats = _load_eval_examples(args)
+    if not examples:
+        raise InputError("no queries to evaluate")
+    names = [n.strip() for n in args.rankers.split(",") if n.strip()]
+    rankers = build_rankers(names, Models(args.checkpoint, args.cross_encoder, device=args.device))
+    coverage = (2, 3, 5) if name in MULTI_HOP else ()
+    from .evaluate import evaluate, results_markdown
+
+    t0 = time.perf_counter()
+    result = evaluate(examples, rankers, k=args.k, coverage_ks=coverage, progress=not args.quiet)
+    meta = {
+        "benchmark": name,
+        "queries": len(examples),
+        "k": args.k,
+        "rankers": names,
+        "command": "logrerank " + " ".join(sys.argv[1:]),
+        "wall_seconds": round(time.perf_counter() - t0, 1),
+        "pool_stats": {k: v for k, v in stats.items() if not isinstance(v, (list, dict))},
+    }
+    print(results_markdown(result, args.k, coverage))
+    for rname, ws in result["warnings"].items():
+        for w in ws:
+            print(f"warning ({rname}): {w}")
+    if args.out:
+        j, m = write_results(args.out, result, meta, args.k, coverage)
+        print(f"wrote {j} and {m}")
+    return 0
+
+
 def _cmd_app(args: argparse.Namespace) -> int:
     import runpy
 
@@ -88,6 +157,23 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-cross", action="store_true", help="ablation: no cross-passage edges")
     r.add_argument("--untyped", action="store_true", help="ablation: one edge type")
     r.set_defaults(func=_cmd_rerank)
+
+    e = sub.add_parser("eval", help="evaluate rankers on a benchmark (same pools for all)")
+    e.add_argument("--benchmark", "-b", help="scifact, citint, pubmedqa, hotpotqa, musique")
+    e.add_argument("--split", help="split (default: scifact/citint dev, pubmedqa test, ...)")
+    e.add_argument("--claims", help="SciFact-format claims file (with --corpus)")
+    e.add_argument("--corpus", help="SciFact-format corpus file (with --claims)")
+    e.add_argument("--file", help="HotpotQA / MuSiQue format file (with --benchmark)")
+    e.add_argument("--data-root", help="data folder (default $LOGRERANK_DATA or ../shared/data)")
+    e.add_argument("--rankers", "-r", default="first-pass,bm25,bi-encoder,evidence-graph")
+    e.add_argument("--k", type=int, default=10, help="metric cut-off")
+    e.add_argument("--limit", type=int, help="first N queries only")
+    e.add_argument("--out", "-o", help="folder for results.json and results.md")
+    e.add_argument("--checkpoint", help="LoG checkpoint folder (default: bundled)")
+    e.add_argument("--cross-encoder", help="cross-encoder folder (default: bundled)")
+    e.add_argument("--device", default="auto")
+    e.add_argument("--quiet", action="store_true", help="no progress bar")
+    e.set_defaults(func=_cmd_eval)
 
     a = sub.add_parser("app", help="start the Gradio app on 127.0.0.1")
     a.add_argument("--port", type=int, default=7860)

@@ -97,6 +97,8 @@ class LoGConfig:
         if not isinstance(d, dict):
             raise ConfigError(f"config must be a JSON object, got {type(d).__name__}")
         d = dict(d)
+        if "global" in d and "global_" in d:
+            raise ConfigError("config has both 'global' and 'global_'; use 'global'")
         if "global" in d:
             d["global_"] = d.pop("global")
         sections = {
@@ -115,7 +117,37 @@ class LoGConfig:
                 kwargs[key] = _build_section(sections[key], value, key)
             else:
                 kwargs[key] = _check_type(cls, top_fields[key], value, key)
-        return cls(**kwargs)
+        return cls(**kwargs).validate()
+
+    def validate(self) -> LoGConfig:
+        """Check cross-field constraints; returns self.
+
+        Raises:
+            ConfigError: a value is out of range (the message names the field).
+        """
+        b = self.backbone
+        if b.max_query_tokens < 1 or b.max_length - b.max_query_tokens - 2 < 16:
+            raise ConfigError(
+                "backbone.max_query_tokens must be >= 1 and leave at least 16 tokens of "
+                f"backbone.max_length ({b.max_length}) for sentences"
+            )
+        if self.graph.delta < 0.0 or not -1.0 <= self.graph.tau_sim <= 1.0:
+            raise ConfigError("graph.delta must be >= 0 and graph.tau_sim in [-1, 1]")
+        if self.graph.top_k < 0 or self.graph.block_size < 1:
+            raise ConfigError("graph.top_k must be >= 0 and graph.block_size >= 1")
+        if self.global_.hidden % self.global_.heads:
+            raise ConfigError("global.hidden must be divisible by global.heads")
+        if (
+            self.context.top_k < 0
+            or self.local.batch_tokens < 1
+            or self.local.max_batch_windows < 1
+        ):
+            raise ConfigError(
+                "context.top_k, local.batch_tokens, local.max_batch_windows out of range"
+            )
+        if self.precision not in ("auto", "bf16", "fp32"):
+            raise ConfigError("precision must be 'auto', 'bf16' or 'fp32'")
+        return self
 
     def save(self, path: str | Path) -> None:
         """Write the config as indented JSON."""
@@ -142,7 +174,9 @@ def _build_section(section_cls: type, value: Any, name: str) -> Any:
     unknown = sorted(set(value) - set(fields))
     if unknown:
         raise ConfigError(f"unknown field(s) {unknown} in config section {name!r}")
-    return section_cls(**{k: _check_type(section_cls, fields[k], v, f"{name}.{k}") for k, v in value.items()})
+    return section_cls(
+        **{k: _check_type(section_cls, fields[k], v, f"{name}.{k}") for k, v in value.items()}
+    )
 
 
 _TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}

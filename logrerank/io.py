@@ -51,19 +51,45 @@ def passage_from_obj(obj: Any, where: str) -> Passage:
         InputError: wrong type or no string text (``where`` names the item).
     """
     if isinstance(obj, Passage):
+        if not isinstance(obj.text, str) or not isinstance(obj.title, str):
+            raise InputError(f"{where}: Passage text and title must be strings")
         return obj
     if isinstance(obj, str):
         return Passage(text=obj)
     if isinstance(obj, dict):
         text = obj.get("text", obj.get("contents"))
+        sentences = obj.get("sentences")
+        if sentences is not None:
+            if not isinstance(sentences, list) or not all(isinstance(x, str) for x in sentences):
+                raise InputError(f"{where}: 'sentences' must be a list of strings")
+            joined = " ".join(sentences)
+            if text is None:
+                text = joined
+            elif text != joined:
+                raise InputError(f"{where}: 'text' must equal the 'sentences' joined by spaces")
         if not isinstance(text, str):
             raise InputError(f"{where}: object needs a string 'text' field")
         title = obj.get("title") or ""
         if not isinstance(title, str):
             raise InputError(f"{where}: 'title' must be a string")
         pid = obj.get("id", obj.get("pid"))
-        return Passage(text=text, title=title, pid=None if pid is None else str(pid))
+        return Passage(
+            text=text, title=title, pid=None if pid is None else str(pid), sentences=sentences
+        )
     raise InputError(f"{where}: expected a string or an object, got {type(obj).__name__}")
+
+
+def normalize_passages(passages: Any) -> list[Passage]:
+    """Accept strings, ``{"title", "text"}`` dicts or :class:`Passage` objects.
+
+    Raises:
+        InputError: not a list, or an item of the wrong type / without text.
+    """
+    if isinstance(passages, (str, bytes)) or not isinstance(passages, (list, tuple)):
+        raise InputError("passages must be a list of strings or {'title', 'text'} objects")
+    if not passages:
+        raise InputError("no passages given: pass at least one passage")
+    return [passage_from_obj(p, f"passage {i + 1}") for i, p in enumerate(passages)]
 
 
 def parse_passages_json(data: Any) -> tuple[str | None, list[Passage]]:

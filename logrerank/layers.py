@@ -61,7 +61,11 @@ class RelationAwareGATConv(MessagePassing):
     ):
         super().__init__(aggr="add", node_dim=0)
         self.in_channels, self.out_channels, self.heads = in_channels, out_channels, heads
-        self.num_relations, self.negative_slope, self.dropout = num_relations, negative_slope, dropout
+        self.num_relations, self.negative_slope, self.dropout = (
+            num_relations,
+            negative_slope,
+            dropout,
+        )
         self.lin_v = nn.Linear(in_channels, heads * out_channels, bias=False)  # W_v
         self.weight_t = nn.Parameter(torch.empty(num_relations, in_channels, heads * out_channels))
         self.rel_emb = nn.Embedding(num_relations, rel_emb_dim)  # e_t

@@ -31,9 +31,9 @@ from .config import ROLE_NAMES, ConfigError, ContextConfig, GraphConfig, LoGConf
 from .context import build_context
 from .global_model import GlobalReranker
 from .graph import build_graph, edge_counts, relation_name
-from .io import passage_from_obj
+from .io import normalize_passages
 from .local import LocalScorer, batches, collate, tokenize
-from .segment import split_sentences
+from .segment import passage_spans
 from .types import GraphEdge, InputError, Passage, Ranking, ScoredSentence
 
 FORMAT_VERSION = 1
@@ -76,19 +76,6 @@ class Encoded:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def normalize_passages(passages: Any) -> list[Passage]:
-    """Accept strings, ``{"title", "text"}`` dicts or :class:`Passage` objects.
-
-    Raises:
-        InputError: not a list, or an item of the wrong type / without text.
-    """
-    if isinstance(passages, (str, bytes)) or not isinstance(passages, (list, tuple)):
-        raise InputError("passages must be a list of strings or {'title', 'text'} objects")
-    if not passages:
-        raise InputError("no passages given: pass at least one passage")
-    return [passage_from_obj(p, f"passage {i + 1}") for i, p in enumerate(passages)]
-
-
 class LoGReranker(nn.Module):
     """Local-to-global sentence-level graph reranker.
 
@@ -100,7 +87,7 @@ class LoGReranker(nn.Module):
 
     def __init__(self, config: LoGConfig | None = None, encoder=None, tokenizer=None):
         super().__init__()
-        self.config = config or LoGConfig()
+        self.config = (config or LoGConfig()).validate()
         encoder = (
             encoder if encoder is not None else bb.load_encoder(self.config.backbone.name_or_path)
         )
@@ -228,7 +215,7 @@ class LoGReranker(nn.Module):
         warnings: list[str] = []
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        spans = [split_sentences(p.text) for p in plist]
+        spans = [passage_spans(p) for p in plist]
         empty = [i + 1 for i, s in enumerate(spans) if not s]
         if len(empty) == len(plist):
             raise InputError("every passage is empty: paste passages with text")

@@ -24,6 +24,9 @@ class Passage:
     text: str  # passage body
     title: str = ""  # optional title
     pid: str | None = None  # optional caller-side id (e.g. a corpus doc id)
+    # Optional given segmentation (e.g. a dataset's sentence list); text must equal
+    # " ".join(sentences). None = split the text with logrerank.segment.
+    sentences: list[str] | None = None
 
 
 @dataclass

@@ -1,0 +1,86 @@
+"""BM25 baseline (Okapi/Lucene BM25 from the maintained library ``bm25s``).
+
+Ranks the candidate passages (or their sentences) by BM25 with statistics from the candidate set
+itself, and exposes the per-query min-max normalised score as the lexical signal used by other
+stages (seed 001's ``lexical_bm25``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..data.pools import BM25_PARAMS
+from ..io import normalize_passages
+from ..segment import passage_spans
+from ..types import InputError, Ranking, ScoredSentence
+from .base import minmax, passage_text
+
+
+def bm25_scores(query: str, texts: list[str], params: dict[str, Any] | None = None) -> list[float]:
+    """BM25 score of each text for ``query``, with IDF from ``texts`` themselves.
+
+    Uses bm25s (method, k1, b, English stopwords as in the candidate pools). A query with no
+    indexable token, or an empty text list, gives zeros.
+    """
+    import bm25s
+
+    p = dict(BM25_PARAMS if params is None else params)
+    if not texts:
+        return []
+
+    def tok(xs: list[str]) -> list[list[str]]:
+        return bm25s.tokenize(
+            xs,
+            lower=p["lower"],
+            stopwords=p["stopwords"],
+            stemmer=p["stemmer"],
+            return_ids=False,
+            show_progress=False,
+        )
+
+    q = tok([query])[0]
+    docs = tok(texts)
+    if not q or not any(docs):
+        return [0.0] * len(texts)
+    index = bm25s.BM25(k1=p["k1"], b=p["b"], method=p["method"])
+    index.index(docs, show_progress=False)
+    return [float(x) for x in index.get_scores(q)]
+
+
+def lexical_signal(query: str, passages: list[Any]) -> list[float]:
+    """Per-query min-max normalised BM25 over the passages (all-tied -> 1.0)."""
+    plist = normalize_passages(passages)
+    return minmax(bm25_scores(query, [passage_text(x) for x in plist]))
+
+
+class BM25Reranker:
+    """BM25 over the candidates.
+
+    Args:
+        level: ``"passage"`` scores title + text; ``"sentence"`` scores each sentence and ranks
+            passages by their best sentence.
+    """
+
+    def __init__(self, level: str = "passage"):
+        if level not in ("passage", "sentence"):
+            raise ValueError("level must be 'passage' or 'sentence'")
+        self.level = level
+        self.name = "bm25" if level == "passage" else "bm25-sent"
+
+    def rank(self, query: str, passages: list[Any]) -> Ranking:
+        """Rank passages (or sentences) by BM25; scores are min-max normalised per query."""
+        if not isinstance(query, str) or not query.strip():
+            raise InputError("the question is empty: type a question")
+        plist = normalize_passages(passages)
+        if self.level == "passage":
+            raw = bm25_scores(query, [passage_text(x) for x in plist])
+            extras = [{"bm25": r} for r in raw]
+            return Ranking.from_passage_scores(query, plist, minmax(raw), self.name, extras)
+        sents = []
+        for i, p in enumerate(plist):
+            for j, s in enumerate(passage_spans(p)):
+                sents.append(ScoredSentence(len(sents), i, j, s.text, s.start, s.end, 0.0))
+        raw = bm25_scores(query, [s.text for s in sents])
+        for s, r, n in zip(sents, raw, minmax(raw)):
+            s.score, s.extra = n, {"bm25": r}
+        return Ranking.from_sentence_scores(query, plist, sents, self.name)

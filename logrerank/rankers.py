@@ -1,0 +1,166 @@
+"""Explicit registry of every ranker, built lazily and sharing loaded models.
+
+``build_rankers(["bm25", "log", "log-local"])`` returns ``{name: ranker}``; each ranker has
+``name``, ``level`` and ``rank(query, passages) -> Ranking``. Heavy models (LoG, bi-encoder,
+cross-encoder) load once per :class:`Models` and are shared between the rankers that use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .io import normalize_passages
+from .types import InputError, Ranking
+
+RANKERS: dict[str, str] = {
+    "first-pass": "the candidate order as retrieved (BM25 over the whole corpus for built pools)",
+    "bm25": "BM25 over the candidate passages (bm25s)",
+    "bm25-sent": "BM25 over the candidate sentences; passage = best sentence",
+    "bi-encoder": "zero-shot all-MiniLM-L6-v2 cosine per sentence; passage = best sentence",
+    "bi-encoder-passage": "zero-shot all-MiniLM-L6-v2 cosine per passage",
+    "cross-encoder": "cross-encoder on (query, passage)",
+    "cross-encoder-sent": "cross-encoder on (query, sentence); passage = best sentence",
+    "ce-stage": "seed 001: cross-encoder over the BM25 top 25, min-max blended 0.5/0.5",
+    "evidence-graph": "seed 002 greedy selector with BM25 relevance",
+    "evidence-graph-ce": "seed 002 greedy selector with cross-encoder relevance",
+    "log": "LoG-Reranker (local + graph)",
+    "log-local": "LoG ablation: local scores only (no graph)",
+    "log-nocross": "LoG ablation: no cross-passage edges",
+    "log-untyped": "LoG ablation: all edges one relation type",
+}
+"""Registry names -> one-line descriptions (``logrerank eval --rankers`` takes these)."""
+
+
+class FirstPassRanker:
+    """Keeps the input order (the retriever's ranking); score = 1 - i / n."""
+
+    name, level = "first-pass", "passage"
+
+    def rank(self, query: str, passages: list[Any]) -> Ranking:
+        plist = normalize_passages(passages)
+        n = len(plist)
+        return Ranking.from_passage_scores(query, plist, [1 - i / n for i in range(n)], self.name)
+
+
+class LoGRanker:
+    """Adapter: LoG (or one ablation) as a registry ranker.
+
+    LoG and its ablations share one model and a one-entry encoding cache, so evaluating the
+    ablations on the same input runs the transformer once; each result's ``timings`` still
+    includes the (shared) encoding stages.
+    """
+
+    level = "sentence"
+
+    def __init__(self, name: str, models: Models):
+        from .pipeline import ABLATIONS
+
+        self.name, self.models, self.switches = name, models, ABLATIONS[name]
+
+    def rank(self, query: str, passages: list[Any]) -> Ranking:
+        model = self.models.log
+        key = (query, tuple((p.title, p.text) for p in normalize_passages(passages)))
+        if self.models.cache_key != key:
+            self.models.cache_value = model.encode(query, passages)
+            self.models.cache_key = key
+        return model.rank_encoded(self.models.cache_value, ranker=self.name, **self.switches)
+
+
+@dataclass
+class Models:
+    """Lazily loaded shared models."""
+
+    checkpoint: str | None = None  # LoG checkpoint folder (None = bundled default)
+    cross_encoder_path: str | None = None  # cross-encoder folder (None = bundled default)
+    device: str = "auto"
+    _log: Any = None
+    _bi: Any = None
+    _ce: Any = None
+    cache_key: Any = None
+    cache_value: Any = field(default=None, repr=False)
+
+    @property
+    def log(self):
+        if self._log is None:
+            from .pipeline import LoGReranker
+
+            self._log = LoGReranker.from_pretrained(self.checkpoint, device=self.device)
+        return self._log
+
+    @property
+    def bi_encoder(self):
+        if self._bi is None:
+            from .baselines.bi_encoder import BiEncoder
+
+            self._bi = BiEncoder(device=self.device)
+        return self._bi
+
+    @property
+    def cross_encoder(self):
+        if self._ce is None:
+            from .baselines.cross_encoder import CrossEncoder
+
+            self._ce = CrossEncoder(self.cross_encoder_path, device=self.device)
+        return self._ce
+
+
+def _factories(models: Models) -> dict[str, Callable[[], Any]]:
+    from .baselines.bm25 import BM25Reranker
+
+    def bi(level: str):
+        from .baselines.bi_encoder import BiEncoderRanker
+
+        return BiEncoderRanker(level, models.bi_encoder)
+
+    def ce(level: str):
+        from .baselines.cross_encoder import CrossEncoderRanker
+
+        return CrossEncoderRanker(models.cross_encoder, level=level)
+
+    def stage():
+        from .baselines.cross_encoder import CrossEncoderStage
+
+        return CrossEncoderStage(BM25Reranker("passage"), models.cross_encoder)
+
+    def graph(relevance):
+        from .baselines.evidence_graph import EvidenceGraphSelector
+
+        return EvidenceGraphSelector(relevance_ranker=relevance)
+
+    return {
+        "first-pass": FirstPassRanker,
+        "bm25": lambda: BM25Reranker("passage"),
+        "bm25-sent": lambda: BM25Reranker("sentence"),
+        "bi-encoder": lambda: bi("sentence"),
+        "bi-encoder-passage": lambda: bi("passage"),
+        "cross-encoder": lambda: ce("passage"),
+        "cross-encoder-sent": lambda: ce("sentence"),
+        "ce-stage": stage,
+        "evidence-graph": lambda: graph(None),
+        "evidence-graph-ce": lambda: graph(ce("passage")),
+        **{
+            n: (lambda n=n: LoGRanker(n, models))
+            for n in ("log", "log-local", "log-nocross", "log-untyped")
+        },
+    }
+
+
+def build_rankers(names: list[str], models: Models | None = None) -> dict[str, Any]:
+    """Instantiate rankers by registry name, sharing ``models``.
+
+    Raises:
+        InputError: an unknown name (the message lists the known ones).
+    """
+    models = models or Models()
+    factories = _factories(models)
+    unknown = [n for n in names if n not in factories]
+    if unknown:
+        raise InputError(f"unknown ranker(s) {unknown}; known: {', '.join(RANKERS)}")
+    out = {}
+    for n in names:
+        r = factories[n]()
+        r.name = n
+        out[n] = r
+    return out
