@@ -1,0 +1,166 @@
+"""BM25 / bi-encoder baselines, the ranker registry, evaluation and `logrerank eval`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from logrerank.baselines.base import Ranker, minmax
+from logrerank.baselines.bm25 import BM25Reranker, bm25_scores, lexical_signal
+from logrerank.cli import main
+from logrerank.data.readers import default_data_root
+from logrerank.data.schema import Doc, Example
+from logrerank.evaluate import evaluate, results_markdown, write_results
+from logrerank.rankers import RANKERS, FirstPassRanker, build_rankers
+from logrerank.types import InputError
+
+PASSAGES = [
+    {"title": "Aspirin trial", "text": "Aspirin reduced heart attacks by 20%. It was cheap."},
+    {"title": "Statins", "text": "Statins lower cholesterol. Muscle pain is a side effect."},
+    {"title": "Diet", "text": "A Mediterranean diet was studied. Olive oil was used."},
+]
+
+
+def test_minmax_tied_and_single_do_not_collapse():
+    assert minmax([3.0]) == [1.0]
+    assert minmax([2.0, 2.0]) == [1.0, 1.0]
+    assert minmax([1.0, 3.0, 2.0]) == [0.0, 1.0, 0.5]
+    assert minmax([]) == []
+
+
+def test_bm25_passage_ranks_lexical_match_first():
+    r = BM25Reranker("passage").rank("aspirin heart attacks", PASSAGES)
+    assert r.passage_order()[0] == 0
+    assert sorted(r.passage_order()) == [0, 1, 2]
+    assert r.passages_ranked[0].score == 1.0  # min-max normalised
+    assert r.passages_ranked[0].extra["bm25"] > 0
+    assert isinstance(BM25Reranker(), Ranker)
+
+
+def test_bm25_sentence_level_scores_every_sentence_once():
+    r = BM25Reranker("sentence").rank("olive oil", PASSAGES)
+    assert len(r.sentences) == 6
+    assert {(s.passage_idx, s.sent_idx) for s in r.sentences} == {
+        (p, j) for p in range(3) for j in range(2)
+    }
+    assert r.sentences[0].text == "Olive oil was used."
+    assert r.passage_order()[0] == 2
+
+
+def test_bm25_stopword_query_gives_zeros_and_flat_signal():
+    assert bm25_scores("the of and", ["a b", "c d"]) == [0.0, 0.0]
+    assert lexical_signal("the of", PASSAGES) == [1.0, 1.0, 1.0]
+
+
+def test_bm25_rejects_empty_query():
+    with pytest.raises(InputError):
+        BM25Reranker().rank("  ", PASSAGES)
+
+
+def test_given_sentences_are_used_as_units():
+    ps = [{"title": "", "sentences": ["First one.", "Second e.g. two.", "Third."]}]
+    r = BM25Reranker("sentence").rank("second", ps)
+    assert [s.sent_idx for s in r.sentences][0] == 1
+    assert len(r.sentences) == 3
+
+
+def test_registry_lists_and_rejects_unknown():
+    assert "log" in RANKERS and "ce-stage" in RANKERS
+    with pytest.raises(InputError, match="unknown ranker"):
+        build_rankers(["nope"])
+    rs = build_rankers(["first-pass", "bm25"])
+    assert rs["first-pass"].rank("q", PASSAGES).passage_order() == [0, 1, 2]
+
+
+def _example() -> Example:
+    docs = [Doc(f"d{i}", p["title"], p["text"].split(". ")) for i, p in enumerate(PASSAGES)]
+    return Example("q1", "aspirin heart attacks", docs, ["d0"], {"d0": [0]}, {}, {})
+
+
+def test_evaluate_hand_checked():
+    ex = _example()
+    rankers = {"first-pass": FirstPassRanker(), "bm25-sent": BM25Reranker("sentence")}
+    res = evaluate([ex], rankers, k=2, progress=False)
+    fp = res["summary"]["first-pass"]
+    # gold d0 at rank 1: R@2 = 1, AP@2 = 1/min(1,2) = 1, nDCG@2 = 1
+    assert fp["passage"] == {"recall@2": 100.0, "map@2": 100.0, "ndcg@2": 100.0}
+    assert fp["sentence"] is None  # passage-level ranker
+    s = res["summary"]["bm25-sent"]["sentence"]
+    assert s["recall@2"] == 100.0  # gold sentence (d0, 0) mentions all query words
+    md = results_markdown(res, 2)
+    assert "| first-pass | 100.0 | 100.0 | 100.0 | – | – | – |" in md
+
+
+def test_write_results(tmp_path: Path):
+    res = evaluate([_example()], {"bm25": BM25Reranker()}, k=10, progress=False)
+    j, m = write_results(tmp_path, res, {"benchmark": "toy", "queries": 1}, 10)
+    data = json.loads(j.read_text())
+    assert data["meta"]["benchmark"] == "toy" and "bm25" in data["summary"]
+    assert "| bm25 |" in m.read_text()
+
+
+def test_cli_eval_errors_are_clean(capsys):
+    assert main(["eval", "--rankers", "bm25"]) == 2
+    assert "pass --benchmark" in capsys.readouterr().err
+    assert main(["eval", "--benchmark", "nope", "--rankers", "bm25"]) == 2
+
+
+needs_data = pytest.mark.skipif(
+    not default_data_root().is_dir(), reason="public data not found (set LOGRERANK_DATA)"
+)
+
+
+@pytest.mark.data
+@needs_data
+def test_eval_smoke_scifact_real_data(tmp_path: Path):
+    """CI smoke evaluation: a few real SciFact dev queries through `logrerank eval`."""
+    rc = main(
+        [
+            "eval", "--benchmark", "scifact", "--limit", "3", "--quiet",
+            "--rankers", "first-pass,bm25,bm25-sent,evidence-graph",
+            "--out", str(tmp_path),
+        ]
+    )  # fmt: skip
+    assert rc == 0
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["meta"]["queries"] == 3
+    for name in ("first-pass", "bm25", "bm25-sent", "evidence-graph"):
+        p = res["summary"][name]["passage"]
+        assert 0.0 <= p["ndcg@10"] <= 100.0
+        assert res["summary"][name]["queries"] == 3
+    assert res["summary"]["bm25-sent"]["sentence"] is not None
+    assert (tmp_path / "results.md").read_text().count("|") > 10
+
+
+@pytest.mark.data
+@needs_data
+def test_eval_smoke_multihop_coverage(tmp_path: Path):
+    rc = main(
+        [
+            "eval",
+            "-b",
+            "hotpotqa",
+            "--limit",
+            "3",
+            "--quiet",
+            "-r",
+            "bm25,evidence-graph",
+            "-o",
+            str(tmp_path),
+        ]
+    )
+    assert rc == 0
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert "coverage@2" in res["summary"]["evidence-graph"]["passage"]
+
+
+@pytest.mark.slow
+def test_bi_encoder_real_backbone():
+    from logrerank.baselines.bi_encoder import BiEncoderRanker
+
+    r = BiEncoderRanker("sentence").rank("Does aspirin prevent heart attacks?", PASSAGES)
+    assert r.sentences[0].passage_idx == 0
+    assert len(r.sentences) == 6
+    assert all(0.0 <= s.score <= 1.0 for s in r.sentences)
