@@ -1,0 +1,151 @@
+"""Boring training-loop helpers shared by every ``logrerank train`` task.
+
+AdamW with linear warmup/decay, fixed seeds, progress with ETA, and resumable state saved as
+safetensors + JSON (never pickle): trainable parameters, optimizer moments and the step.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+
+def set_seed(seed: int) -> None:
+    """Seed Python, NumPy and torch."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def freeze_encoder_layers(encoder: nn.Module, trainable_layers: int) -> list[str]:
+    """Freeze a BERT-like encoder except its top ``trainable_layers`` transformer layers.
+
+    Embeddings and the lower layers stay at the packaged weights, so a checkpoint stores only the
+    top layers (about 7 MB each for MiniLM) and backward stops early (faster on CPU).
+
+    Returns:
+        Names of the trainable encoder parameters.
+    """
+    for p in encoder.parameters():
+        p.requires_grad = False
+    layers = None
+    for attr in ("encoder.layer", "layers", "encoder.layers"):
+        obj = encoder
+        try:
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+            layers = obj
+            break
+        except AttributeError:
+            continue
+    if layers is None or trainable_layers <= 0:
+        return []
+    names = []
+    for layer in list(layers)[-trainable_layers:]:
+        for p in layer.parameters():
+            p.requires_grad = True
+    for n, p in encoder.named_parameters():
+        if p.requires_grad:
+            names.append(n)
+    return names
+
+
+def make_optimizer(
+    params: list[nn.Parameter], lr: float, weight_decay: float, total_steps: int, warmup: float
+) -> tuple[torch.optim.AdamW, torch.optim.lr_scheduler.LambdaLR]:
+    """AdamW + linear warmup (``warmup`` fraction of steps) then linear decay to 0."""
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    warm = max(1, int(round(warmup * total_steps)))
+
+    def factor(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm
+        return max(0.0, (total_steps - step) / max(1, total_steps - warm))
+
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+class Progress:
+    """Prints ``step/total, loss, elapsed, ETA`` every ``every`` steps (and at the end)."""
+
+    def __init__(self, total: int, every: int = 20, start: int = 0, out=sys.stdout):
+        self.total, self.every, self.start, self.out = total, every, start, out
+        self.t0 = time.perf_counter()
+        self.losses: list[float] = []
+
+    def update(self, step: int, loss: float, **extra: float) -> None:
+        self.losses.append(loss)
+        if step % self.every and step != self.total:
+            return
+        done = step - self.start
+        el = time.perf_counter() - self.t0
+        eta = el / max(done, 1) * (self.total - step)
+        avg = sum(self.losses[-self.every :]) / len(self.losses[-self.every :])
+        more = " ".join(f"{k} {v:.4g}" for k, v in extra.items())
+        print(
+            f"step {step}/{self.total} loss {avg:.4f} {more} elapsed {el / 60:.1f} min "
+            f"ETA {eta / 60:.1f} min",
+            file=self.out,
+            flush=True,
+        )
+
+
+def save_state(
+    path: Path, model: nn.Module, opt: torch.optim.Optimizer, sched: Any, step: int, meta: dict
+) -> None:
+    """Resumable state: trainable params, AdamW moments and the step (safetensors + JSON)."""
+    path.mkdir(parents=True, exist_ok=True)
+    tensors = {}
+    names = {id(p): n for n, p in model.named_parameters()}
+    for n, p in model.named_parameters():
+        if p.requires_grad:
+            tensors[f"param/{n}"] = p.detach().cpu().contiguous()
+    for group in opt.param_groups:
+        for p in group["params"]:
+            st = opt.state.get(p, {})
+            for k in ("exp_avg", "exp_avg_sq"):
+                if k in st:
+                    tensors[f"{k}/{names[id(p)]}"] = st[k].detach().cpu().contiguous()
+    steps = {
+        names[id(p)]: float(opt.state[p]["step"])
+        for g in opt.param_groups
+        for p in g["params"]
+        if p in opt.state and "step" in opt.state[p]
+    }
+    tmp = path / "state.safetensors.tmp"
+    save_file(tensors, str(tmp))
+    tmp.replace(path / "state.safetensors")
+    info = {"step": step, "sched": sched.state_dict(), "adam_steps": steps, **meta}
+    (path / "state.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
+
+
+def load_state(path: Path, model: nn.Module, opt: torch.optim.Optimizer, sched: Any) -> int:
+    """Restore :func:`save_state`; returns the step to resume from (0 if there is no state)."""
+    if not (path / "state.json").exists():
+        return 0
+    info = json.loads((path / "state.json").read_text(encoding="utf-8"))
+    tensors = load_file(str(path / "state.safetensors"))
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for k, v in tensors.items():
+            kind, name = k.split("/", 1)
+            if kind == "param":
+                params[name].copy_(v)
+    for name, p in params.items():
+        if f"exp_avg/{name}" in tensors:
+            opt.state[p] = {
+                "step": torch.tensor(info["adam_steps"].get(name, 0.0)),
+                "exp_avg": tensors[f"exp_avg/{name}"].clone(),
+                "exp_avg_sq": tensors[f"exp_avg_sq/{name}"].clone(),
+            }
+    sched.load_state_dict(info["sched"])
+    return int(info["step"])
