@@ -1,4 +1,4 @@
-"""Command line: ``logrerank rerank | eval | app``.
+"""Command line: ``logrerank rerank | eval | train | app``.
 
 Errors in the user's input print a one-line message and exit with status 2; nothing crashes
 with a traceback on bad input.
@@ -130,6 +130,30 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    import json as _json
+
+    if not Path(args.config).is_file():
+        raise InputError(f"config file {args.config} not found")
+    if args.task in ("local", "global"):
+        from .train import TrainConfig, train_global, train_local
+
+        cfg = TrainConfig.load(args.config)
+        if cfg.stage != args.task:
+            raise InputError(f"{args.config} is a {cfg.stage!r} config, not {args.task!r}")
+        summary = train_local(cfg) if args.task == "local" else train_global(cfg)
+    elif args.task == "roles":
+        from .roles import train_roles
+
+        summary = train_roles(args.config)
+    else:
+        from .train_ce import train_crossencoder
+
+        summary = train_crossencoder(args.config)
+    print(_json.dumps(summary, indent=1, default=str))
+    return 0
+
+
 def _cmd_app(args: argparse.Namespace) -> int:
     import runpy
 
@@ -174,6 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--device", default="auto")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_cmd_eval)
+
+    t = sub.add_parser("train", help="train a model from a JSON run config (see configs/)")
+    t.add_argument("task", choices=["local", "global", "crossencoder", "roles"])
+    t.add_argument("--config", "-c", required=True, help="JSON run config")
+    t.set_defaults(func=_cmd_train)
 
     a = sub.add_parser("app", help="start the Gradio app on 127.0.0.1")
     a.add_argument("--port", type=int, default=7860)

@@ -60,9 +60,16 @@ def freeze_encoder_layers(encoder: nn.Module, trainable_layers: int) -> list[str
 
 
 def make_optimizer(
-    params: list[nn.Parameter], lr: float, weight_decay: float, total_steps: int, warmup: float
+    params: list[nn.Parameter] | list[dict[str, Any]],
+    lr: float,
+    weight_decay: float,
+    total_steps: int,
+    warmup: float,
 ) -> tuple[torch.optim.AdamW, torch.optim.lr_scheduler.LambdaLR]:
-    """AdamW + linear warmup (``warmup`` fraction of steps) then linear decay to 0."""
+    """AdamW + linear warmup (``warmup`` fraction of steps) then linear decay to 0.
+
+    ``params`` may be parameter groups (dicts with their own ``lr``).
+    """
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     warm = max(1, int(round(warmup * total_steps)))
 

@@ -1,0 +1,438 @@
+"""Two-stage LoG training (paper eqs. 19-23) on public data, from a JSON config per run.
+
+Stage 1 (``local``): the local scorer (top encoder layers + heads) on SciFact train (rationale
+sentences) and Citation-Integrity train (passage labels only, DESIGN §4), with BM25 hard-negative
+passages from each query's train pool. Loss per query::
+
+    L = L_rank^loc (eq. 20, within each cited passage: rationale sentences rank 1, the rest 2)
+      + lambda * L_role (eq. 21, soft targets from the role tagger)
+      + mu * L_cal
+
+``L_cal`` is our addition (eq. 20 alone never compares sentences of different passages, yet the
+graph's delta constraint and the final ranking do): a listwise softmax over all sampled sentences
+of the query with the rationale sentences as targets (SciFact), or over passages with
+``logsumexp`` of their sentence logits as passage logit and the cited passages as targets
+(Citation-Integrity, whose sentence labels are degenerate).
+
+Stage 2 (``global``): local model frozen; each train query's full 50-candidate pool is encoded
+once (cached), and only the graph encoder and global scorer train on cross-passage preference
+pairs (eq. 23).
+
+Hyperparameters are chosen on a held-out slice of the TRAIN queries (``dev_fraction``), never on
+SciFact dev or Citation-Integrity dev, which are reported benchmarks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .config import LoGConfig
+from .data.schema import Example
+from .evaluate import example_passages
+from .losses import listwise_loss, preference_pairs, role_kl_loss
+from .metrics import evaluate_query, macro_average
+from .trainutil import (
+    Progress,
+    freeze_encoder_layers,
+    load_state,
+    make_optimizer,
+    save_state,
+    set_seed,
+)
+
+
+@dataclass
+class TrainConfig:
+    stage: str = "local"  # "local" (stage 1) or "global" (stage 2)
+    sources: list[str] = field(default_factory=lambda: ["scifact", "citint"])  # train sets
+    max_queries: dict[str, int] = field(default_factory=dict)  # per-source cap (0/absent = all)
+    negatives: int = 7  # BM25 hard-negative passages per query (stage 1)
+    trainable_layers: int = 2  # top encoder layers fine-tuned (stage 1); the rest stay packaged
+    epochs: int = 2  # passes over the training queries
+    lr: float = 2e-5  # learning rate of the encoder layers (stage 1) / graph model (stage 2)
+    lr_heads: float = 1e-3  # learning rate of the heads (stage 1)
+    weight_decay: float = 0.01  # AdamW weight decay (paper)
+    warmup: float = 0.06  # warmup fraction (paper)
+    grad_accum: int = 8  # queries per optimizer step (paper: 8-step accumulation)
+    lam: float = 0.5  # role-loss weight lambda (eq. 22; paper 0.5)
+    tau: float = 1.0  # soft-target temperature of eq. 19
+    mu: float = 1.0  # weight of the cross-passage calibration loss L_cal (our addition)
+    role_tagger: str | None = "default"  # role-tagger checkpoint for soft targets; None = no L_role
+    max_pairs: int = 4096  # preference pairs per query at most (stage 2)
+    dev_fraction: float = 0.1  # share of train queries held out for model selection
+    seed: int = 13  # random seed (paper: 13)
+    threads: int = 0  # torch threads (0 = default)
+    bf16: bool = True  # bf16 autocast where supported
+    max_minutes: float = 0.0  # stop training after this many minutes (0 = no cap)
+    init: str | None = None  # stage 2: the stage-1 checkpoint to start from (frozen local part)
+    out: str = "checkpoints/log-reranker"  # output checkpoint folder
+    state_dir: str = "runs/train-state"  # resumable state (gitignored)
+    model: dict[str, Any] = field(default_factory=dict)  # LoGConfig overrides (nested dict)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrainConfig:
+        """Read a JSON run config, rejecting unknown fields."""
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown training config field(s) {unknown}")
+        return cls(**data)
+
+
+# ----------------------------------------------------------------------------- data
+def held_out(qid: str, fraction: float) -> bool:
+    """Deterministic split of train queries by a hash of the qid."""
+    h = int(hashlib.sha256(qid.encode()).hexdigest()[:8], 16)
+    return (h % 1000) < fraction * 1000
+
+
+def load_train_queries(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
+    """(train, held-out) examples with 50-candidate pools from the TRAIN splits."""
+    from .data.pools import load_benchmark
+
+    train, dev = [], []
+    for src in cfg.sources:
+        exs, _ = load_benchmark(src, split="train", limit=cfg.max_queries.get(src) or None)
+        for ex in exs:
+            ex.meta["source"] = src
+            (dev if held_out(f"{src}:{ex.qid}", cfg.dev_fraction) else train).append(ex)
+    return train, dev
+
+
+def sample_passages(ex: Example, negatives: int, rng: random.Random) -> list[int]:
+    """Indices of the gold candidates plus ``negatives`` BM25 hard negatives (pool order)."""
+    gold = [i for i, d in enumerate(ex.candidates) if d.doc_id in set(ex.gold_doc_ids)]
+    neg = [i for i, d in enumerate(ex.candidates) if d.doc_id not in set(ex.gold_doc_ids)]
+    hard = neg[: max(negatives * 2, negatives)]
+    picked = rng.sample(hard, min(negatives, len(hard)))
+    return sorted(gold + picked)
+
+
+class RoleTargets:
+    """Soft role targets for training sentences from the role tagger (cached per doc id)."""
+
+    def __init__(self, path: str | None):
+        self.tagger = None
+        self.cache: dict[str, torch.Tensor] = {}
+        if path is None:
+            return
+        from .roles import RoleTagger
+
+        self.tagger = RoleTagger.from_pretrained(None if path == "default" else path)
+
+    def get(self, docs: list[tuple[str, list[str]]]) -> list[torch.Tensor | None]:
+        if self.tagger is None:
+            return [None] * len(docs)
+        todo = [(d, s) for d, s in docs if d not in self.cache]
+        if todo:
+            probs = self.tagger.predict([s for _, s in todo])
+            for (d, _), p in zip(todo, probs):
+                self.cache[d] = p.float()
+        return [self.cache[d] for d, _ in docs]
+
+
+# ----------------------------------------------------------------------------- stage 1
+def local_step_loss(model, ex: Example, idx: list[int], roles: RoleTargets, cfg: TrainConfig):
+    """Loss of one query (eqs. 20-22 + L_cal) on the sampled passages ``idx``."""
+    from .local import collate, tokenize
+
+    docs = [ex.candidates[i] for i in idx]
+    sents = [list(d.sentences) for d in docs]
+    if not any(sents):
+        return None
+    c = model.config
+    tok = tokenize(
+        model.tokenizer, ex.query, sents, c.backbone.max_length, c.backbone.max_query_tokens
+    )
+    batch = collate(tok.windows, model.device_)
+    out, _ = model.local(batch)
+    nodes = out.nodes  # [M] node ids in document order of the sampled passages
+    logits = torch.empty(tok.num_nodes, device=out.logits.device)
+    logits[nodes] = out.logits.float()
+    role_logits = torch.empty(tok.num_nodes, 3, device=out.logits.device)
+    role_logits[nodes] = out.role_logits.float()
+    group = torch.tensor([p for p, s in enumerate(sents) for _ in s], device=logits.device)
+    gold_docs = set(ex.gold_doc_ids)
+    gold_sent = torch.zeros(tok.num_nodes, dtype=torch.bool)
+    has_sent_labels = bool(ex.gold_sentences)
+    n = 0
+    for d in docs:
+        for j in ex.gold_sentences.get(d.doc_id, []):
+            if j < len(d.sentences):
+                gold_sent[n + j] = True
+        n += len(d.sentences)
+    gold_sent = gold_sent.to(logits.device)
+    loss = logits.sum() * 0.0
+    # eq. 20 within cited passages that have sentence labels
+    if has_sent_labels:
+        cited = [
+            p for p, d in enumerate(docs) if d.doc_id in gold_docs and d.doc_id in ex.gold_sentences
+        ]
+        mask = torch.isin(group, torch.tensor(cited, device=group.device))
+        if mask.any():
+            g = torch.unique(group[mask], return_inverse=True)[1]
+            ranks = torch.where(gold_sent[mask], 1.0, 2.0)
+            loss = loss + listwise_loss(logits[mask], ranks, g, cfg.tau, reduction="mean")
+    # L_cal across passages
+    if cfg.mu > 0:
+        if has_sent_labels and gold_sent.any():
+            target = gold_sent.float() / gold_sent.sum()
+            loss = loss + cfg.mu * -(target * torch.log_softmax(logits, 0)).sum()
+        else:
+            P = len(docs)
+            plogit = torch.stack([torch.logsumexp(logits[group == p], 0) for p in range(P)])
+            gold_p = torch.tensor([d.doc_id in gold_docs for d in docs], device=logits.device)
+            if gold_p.any():
+                target = gold_p.float() / gold_p.sum()
+                loss = loss + cfg.mu * -(target * torch.log_softmax(plogit, 0)).sum()
+    # eq. 21 role KL with soft targets from the tagger
+    if cfg.lam > 0:
+        targets = roles.get([(d.doc_id, list(d.sentences)) for d in docs])
+        if all(t is not None for t in targets):
+            rt = torch.cat(targets).to(logits.device)
+            loss = loss + cfg.lam * role_kl_loss(role_logits, rt, reduction="mean")
+    return loss
+
+
+def _autocast(model, enabled: bool):
+    import contextlib
+
+    if enabled and model.autocast_dtype is not None:
+        return torch.autocast(model.device_.type, dtype=model.autocast_dtype)
+    return contextlib.nullcontext()
+
+
+def evaluate_examples(model, examples: list[Example], **switches) -> dict[str, float]:
+    """Passage and sentence nDCG/MAP/R@10 of ``model`` on ``examples`` (percent)."""
+    prow, srow = [], []
+    model.eval()
+    for ex in examples:
+        r = model.rerank(ex.query, example_passages(ex), **switches)
+        ids = [ex.candidates[i].doc_id for i in r.passage_order()]
+        prow.append(evaluate_query(ids, set(ex.gold_doc_ids)))
+        gold_s = {(d, j) for d, js in ex.gold_sentences.items() for j in js}
+        if gold_s:
+            sids = [(ex.candidates[s.passage_idx].doc_id, s.sent_idx) for s in r.sentences]
+            srow.append(evaluate_query(sids, gold_s))
+    out = {f"passage_{k}": v for k, v in macro_average(prow).items()}
+    if srow:
+        out |= {f"sentence_{k}": v for k, v in macro_average(srow).items()}
+    return out
+
+
+def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
+    """Stage 1. Returns the run summary (also written to the checkpoint's config.json)."""
+    from .pipeline import LoGReranker
+
+    set_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    t_start = time.perf_counter()
+    model_cfg = LoGConfig.from_dict(cfg.model) if cfg.model else LoGConfig()
+    if not cfg.bf16:
+        model_cfg.precision = "fp32"
+    model = LoGReranker(model_cfg)
+    train, dev = load_train_queries(cfg)
+    print(f"train queries {len(train)}, held-out {len(dev)}", file=log, flush=True)
+    enc_names = freeze_encoder_layers(model.local.encoder, cfg.trainable_layers)
+    for p in model.global_model.parameters():
+        p.requires_grad = False
+    head = model.local.head_parameters()
+    enc = [p for p in model.local.encoder.parameters() if p.requires_grad]
+    steps_per_epoch = max(1, len(train) // cfg.grad_accum)
+    total = steps_per_epoch * cfg.epochs
+    groups = [{"params": head, "lr": cfg.lr_heads}, {"params": enc, "lr": cfg.lr}]
+    opt, sched = make_optimizer(groups, cfg.lr, cfg.weight_decay, total, cfg.warmup)
+    state_dir = Path(cfg.state_dir) / "local"
+    step = load_state(state_dir, model, opt, sched)
+    if step:
+        print(f"resumed at step {step}", file=log, flush=True)
+    roles = RoleTargets(cfg.role_tagger if cfg.lam > 0 else None)
+    print(
+        f"trainable encoder tensors {len(enc_names)}, role targets: "
+        f"{'tagger' if roles.tagger else 'none (lambda ignored)'}",
+        file=log,
+        flush=True,
+    )
+    prog = Progress(total, every=10, start=step, out=log)
+    rng = random.Random(cfg.seed)
+    order_all = [list(range(len(train))) for _ in range(cfg.epochs)]
+    for o in order_all:
+        rng.shuffle(o)
+    flat = [i for o in order_all for i in o]
+    model.train()
+    stopped = False
+    for s in range(step, total):
+        opt.zero_grad(set_to_none=True)
+        acc = 0.0
+        for k in range(cfg.grad_accum):
+            ex = train[flat[(s * cfg.grad_accum + k) % len(flat)]]
+            idx = sample_passages(
+                ex, cfg.negatives, random.Random(cfg.seed * 1_000_003 + s * 31 + k)
+            )
+            with _autocast(model, cfg.bf16):
+                loss = local_step_loss(model, ex, idx, roles, cfg)
+            if loss is None:
+                continue
+            (loss / cfg.grad_accum).backward()
+            acc += float(loss) / cfg.grad_accum
+        torch.nn.utils.clip_grad_norm_(head + enc, 1.0)
+        opt.step()
+        sched.step()
+        prog.update(s + 1, acc)
+        if (s + 1) % 50 == 0:
+            save_state(state_dir, model, opt, sched, s + 1, {"stage": "local"})
+        if cfg.max_minutes and (time.perf_counter() - t_start) / 60 > cfg.max_minutes:
+            print(f"time cap reached at step {s + 1}/{total}", file=log, flush=True)
+            stopped = True
+            save_state(state_dir, model, opt, sched, s + 1, {"stage": "local"})
+            break
+    model.eval()
+    heldout = evaluate_examples(model, dev, use_global=False) if dev else {}
+    print(f"held-out (local only): {json.dumps(heldout)}", file=log, flush=True)
+    model.config.trained = True
+    summary = {
+        "stage": "local",
+        "train_queries": len(train),
+        "heldout_queries": len(dev),
+        "steps": s + 1 if total else 0,
+        "total_steps": total,
+        "stopped_by_time_cap": stopped,
+        "wall_minutes": round((time.perf_counter() - t_start) / 60, 1),
+        "heldout_local": heldout,
+        "config": dataclasses.asdict(cfg),
+    }
+    model.save_pretrained(cfg.out, extra={"training": summary})
+    print(f"saved {cfg.out}", file=log, flush=True)
+    return summary
+
+
+# ----------------------------------------------------------------------------- stage 2
+def pool_targets(ex: Example, enc) -> tuple[torch.Tensor, torch.Tensor]:
+    """Passage ranks (gold 1, else 2) and within-passage sentence ranks for eq. 23 pairs.
+
+    Rationale sentences of a cited passage rank 1 and its other sentences 2; without sentence
+    labels (Citation-Integrity) every sentence of a cited passage ranks 1. Sentences of
+    non-cited passages rank 1, so pairs put every sentence of a cited passage whose rank is 1
+    above every sentence of a non-cited passage.
+    """
+    gold = set(ex.gold_doc_ids)
+    P = len(ex.candidates)
+    prank = torch.tensor([1 if d.doc_id in gold else 2 for d in ex.candidates], dtype=torch.float)
+    srank = torch.ones(len(enc.sentences))
+    for s in enc.sentences:
+        d = ex.candidates[s.passage_idx]
+        if d.doc_id in gold and d.doc_id in ex.gold_sentences:
+            srank[s.node] = 1.0 if s.sent_idx in ex.gold_sentences[d.doc_id] else 2.0
+    assert prank.numel() == P
+    return prank, srank
+
+
+def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
+    """Stage 2: freeze the stage-1 model, train the graph encoder + global scorer (eq. 23)."""
+    from .graph import build_graph
+    from .pipeline import LoGReranker
+
+    set_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    t_start = time.perf_counter()
+    model = LoGReranker.from_pretrained(cfg.init)
+    if cfg.model:
+        merged = LoGConfig.from_dict({**model.config.to_dict(), **cfg.model})
+        model.config.graph, model.config.global_ = merged.graph, merged.global_
+    for p in model.local.parameters():
+        p.requires_grad = False
+    train, dev = load_train_queries(cfg)
+    print(
+        f"train queries {len(train)}, held-out {len(dev)}; encoding pools...", file=log, flush=True
+    )
+    encs = []
+    for i, ex in enumerate(train):
+        encs.append(model.encode(ex.query, example_passages(ex)))
+        if (i + 1) % 50 == 0:
+            el = time.perf_counter() - t_start
+            print(f"encoded {i + 1}/{len(train)} ({el / 60:.1f} min)", file=log, flush=True)
+    params = list(model.global_model.parameters())
+    steps_per_epoch = max(1, len(train) // cfg.grad_accum)
+    total = steps_per_epoch * cfg.epochs
+    opt, sched = make_optimizer(params, cfg.lr, cfg.weight_decay, total, cfg.warmup)
+    prog = Progress(total, every=10, out=log)
+    rng = random.Random(cfg.seed)
+    order = [i for _ in range(cfg.epochs) for i in rng.sample(range(len(train)), len(train))]
+    model.global_model.train()
+    s = 0
+    for s in range(total):
+        opt.zero_grad(set_to_none=True)
+        acc = 0.0
+        for k in range(cfg.grad_accum):
+            j = order[(s * cfg.grad_accum + k) % len(order)]
+            ex, enc = train[j], encs[j]
+            z = torch.sigmoid(enc.local_logits)
+            data = build_graph(enc.h, enc.role_probs, z, enc.passage_of, model.config.graph)
+            prank, srank = pool_targets(ex, enc)
+            pairs = preference_pairs(prank, srank, enc.passage_of, cfg.max_pairs)
+            if pairs.numel() == 0:
+                continue
+            _, loss = model.global_model(
+                enc.h,
+                enc.role_probs,
+                enc.local_logits,
+                data.edge_index,
+                data.edge_type,
+                pairs=pairs,
+            )
+            (loss / cfg.grad_accum).backward()
+            acc += float(loss) / cfg.grad_accum
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        prog.update(s + 1, acc)
+        if cfg.max_minutes and (time.perf_counter() - t_start) / 60 > cfg.max_minutes:
+            print(f"time cap reached at step {s + 1}/{total}", file=log, flush=True)
+            break
+    model.global_model.eval()
+    heldout = {
+        "log": evaluate_examples(model, dev) if dev else {},
+        "log-local": evaluate_examples(model, dev, use_global=False) if dev else {},
+    }
+    print(f"held-out: {json.dumps(heldout)}", file=log, flush=True)
+    summary = {
+        "stage": "global",
+        "train_queries": len(train),
+        "heldout_queries": len(dev),
+        "steps": s + 1,
+        "total_steps": total,
+        "wall_minutes": round((time.perf_counter() - t_start) / 60, 1),
+        "heldout": heldout,
+        "config": dataclasses.asdict(cfg),
+    }
+    prev = (
+        json.loads((Path(cfg.init) / "config.json").read_text()).get("training")
+        if cfg.init
+        else None
+    )
+    model.save_pretrained(cfg.out, extra={"training": summary, "training_local": prev})
+    print(f"saved {cfg.out}", file=log, flush=True)
+    return summary
+
+
+def run(config_path: str | Path) -> dict[str, Any]:
+    """Run the stage named in the config file."""
+    cfg = TrainConfig.load(config_path)
+    if cfg.stage == "local":
+        return train_local(cfg)
+    if cfg.stage == "global":
+        return train_global(cfg)
+    raise ValueError(f"stage must be 'local' or 'global', got {cfg.stage!r}")
