@@ -286,7 +286,7 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
             if loss is None:
                 continue
             (loss / cfg.grad_accum).backward()
-            acc += float(loss) / cfg.grad_accum
+            acc += float(loss.detach()) / cfg.grad_accum
         torch.nn.utils.clip_grad_norm_(head + enc, 1.0)
         opt.step()
         sched.step()
@@ -360,7 +360,11 @@ def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
     )
     encs = []
     for i, ex in enumerate(train):
-        encs.append(model.encode(ex.query, example_passages(ex)))
+        enc = model.encode(ex.query, example_passages(ex))
+        # inference-mode tensors cannot enter autograd: clone them into normal tensors
+        for name in ("h", "role_probs", "local_logits", "passage_of"):
+            setattr(enc, name, getattr(enc, name).clone())
+        encs.append(enc)
         if (i + 1) % 50 == 0:
             el = time.perf_counter() - t_start
             print(f"encoded {i + 1}/{len(train)} ({el / 60:.1f} min)", file=log, flush=True)
@@ -394,7 +398,7 @@ def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
                 pairs=pairs,
             )
             (loss / cfg.grad_accum).backward()
-            acc += float(loss) / cfg.grad_accum
+            acc += float(loss.detach()) / cfg.grad_accum
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         sched.step()
