@@ -33,6 +33,9 @@ class LocalConfig:
     head_hidden: int = 256  # hidden width of the intent, role and local MLPs
     role_proj_dim: int = 32  # output width of W_p, the intent-role interaction feature g (eq. 4)
     dropout: float = 0.1  # dropout inside the MLP heads
+    # Adaptation (not in the paper): also feed h_q * h_s and cos(h_q, h_s) to MLP_local (eq. 5),
+    # an inductive bias for the small training sets we have. False = the paper's [h_q; h_s; g].
+    interaction_features: bool = True
     batch_tokens: int = 8192  # padded tokens per forward pass (bounds memory, not the input)
     max_batch_windows: int = 32  # windows per forward pass at most
 

@@ -186,7 +186,8 @@ class LocalScorer(nn.Module):
         self.intent_head = mlp(d, h, 3, config.dropout)  # MLP_int (eq. 2)
         self.role_head = mlp(d, h, 3, config.dropout)  # MLP_role (eq. 3)
         self.interaction = nn.Linear(3, config.role_proj_dim)  # W_p (eq. 4)
-        self.local_head = mlp(2 * d + config.role_proj_dim, h, 1, config.dropout)  # eq. 5
+        extra = d + 1 if config.interaction_features else 0  # [h_q * h_s; cos(h_q, h_s)]
+        self.local_head = mlp(2 * d + config.role_proj_dim + extra, h, 1, config.dropout)  # eq. 5
 
     @property
     def hidden_size(self) -> int:
@@ -226,7 +227,12 @@ class LocalScorer(nn.Module):
         win = batch["sent_window"]
         gamma = intent_logits.softmax(-1)[win]  # [M, 3], gamma replicated per sentence
         g = self.interaction(gamma * role_logits.softmax(-1))  # [M, role_proj_dim] (eq. 4)
-        logits = self.local_head(torch.cat([h_q[win], h_s, g], dim=-1)).squeeze(-1)  # [M]
+        feats = [h_q[win], h_s, g]  # [M, 2d + role_proj_dim]
+        if self.config.interaction_features:
+            prod = h_q[win] * h_s
+            cos = torch.nn.functional.cosine_similarity(h_q[win], h_s, dim=-1).unsqueeze(-1)
+            feats += [prod, cos]
+        logits = self.local_head(torch.cat(feats, dim=-1)).squeeze(-1)  # [M]
         out = LocalOutput(h_q, h_s, intent_logits, role_logits, logits, win, batch["nodes"])
         loss = None
         if targets is not None:
