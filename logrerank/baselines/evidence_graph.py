@@ -88,20 +88,12 @@ from typing import Any
 from ..io import normalize_passages
 from ..types import InputError, Passage, Ranking
 from .base import minmax
+from .bm25 import bm25_scores
 
 #: Minimum number of letters/digits in a usable (normalised) title.
 MIN_TITLE_CHARS = 3
 #: Totals closer than this count as tied (the earlier input index wins).
 TIE_EPS = 1e-12
-#: BM25 settings of the lexical relevance (the same as the candidate pools').
-BM25_PARAMS: dict[str, Any] = {
-    "k1": 1.5,
-    "b": 0.75,
-    "method": "lucene",
-    "stopwords": "en",
-    "lower": True,
-    "stemmer": None,
-}
 #: Component names in tie-break priority order (also the ``extra`` / trace keys).
 COMPONENTS = ("relevance", "title_link", "query_title")
 
@@ -205,7 +197,7 @@ def _content_set(tokens: Sequence[str]) -> set[str]:
 def bm25_relevance(query: str, passages: Sequence[Passage]) -> list[float]:
     """BM25 score of each candidate for ``query``, indexed over the candidates themselves.
 
-    Uses ``bm25s`` with :data:`BM25_PARAMS` on ``title + " " + text``. A query or a candidate
+    Uses :func:`logrerank.baselines.bm25.bm25_scores` (the candidate pools' BM25 settings) on ``title + " " + text``. A query or a candidate
     list without indexable terms (only stopwords / punctuation) scores 0 everywhere.
 
     Args:
@@ -215,27 +207,7 @@ def bm25_relevance(query: str, passages: Sequence[Passage]) -> list[float]:
     Returns:
         One raw (unnormalised, non-negative) score per passage, in input order.
     """
-    import bm25s  # heavy import, only when lexical relevance is needed
-
-    p = BM25_PARAMS
-
-    def tokenize(texts: list[str]) -> list[list[str]]:
-        return bm25s.tokenize(
-            texts,
-            lower=p["lower"],
-            stopwords=p["stopwords"],
-            stemmer=p["stemmer"],
-            return_ids=False,
-            show_progress=False,
-        )
-
-    corpus = tokenize([f"{x.title} {x.text}" for x in passages])
-    query_tokens = tokenize([query])[0]
-    if not query_tokens or not any(corpus):
-        return [0.0] * len(passages)
-    index = bm25s.BM25(k1=p["k1"], b=p["b"], method=p["method"])
-    index.index(corpus, show_progress=False)
-    return [float(s) for s in index.get_scores(query_tokens)]
+    return bm25_scores(query, [f"{x.title} {x.text}" for x in passages])
 
 
 def _check_query(query: Any) -> str:
