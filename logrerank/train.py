@@ -70,6 +70,7 @@ class TrainConfig:
     role_tagger: str | None = "default"  # role-tagger checkpoint for soft targets; None = no L_role
     max_pairs: int = 4096  # preference pairs per query at most (stage 2)
     dev_fraction: float = 0.1  # share of train queries held out for model selection
+    heldout_limit: int = 0  # evaluate on at most this many held-out queries (0 = all)
     seed: int = 13  # random seed (paper: 13)
     threads: int = 0  # torch threads (0 = default)
     bf16: bool = True  # bf16 autocast where supported
@@ -299,6 +300,7 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
             save_state(state_dir, model, opt, sched, s + 1, {"stage": "local"})
             break
     model.eval()
+    dev = dev[: cfg.heldout_limit or None]
     heldout = evaluate_examples(model, dev, use_global=False) if dev else {}
     print(f"held-out (local only): {json.dumps(heldout)}", file=log, flush=True)
     model.config.trained = True
@@ -407,6 +409,7 @@ def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
             print(f"time cap reached at step {s + 1}/{total}", file=log, flush=True)
             break
     model.global_model.eval()
+    dev = dev[: cfg.heldout_limit or None]
     heldout = {
         "log": evaluate_examples(model, dev) if dev else {},
         "log-local": evaluate_examples(model, dev, use_global=False) if dev else {},
