@@ -122,7 +122,11 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
     def stage():
         from .baselines.cross_encoder import CrossEncoderStage
 
-        return CrossEncoderStage(BM25Reranker("passage"), models.cross_encoder)
+        try:
+            ce = models.cross_encoder
+        except Exception:  # let the stage fail lazily and degrade visibly (seed 001)
+            ce = models.cross_encoder_path or "packaged:all-MiniLM-L6-v2-missing"
+        return CrossEncoderStage(BM25Reranker("passage"), ce)
 
     def graph(relevance):
         from .baselines.evidence_graph import EvidenceGraphSelector

@@ -155,4 +155,6 @@ def load_state(path: Path, model: nn.Module, opt: torch.optim.Optimizer, sched: 
                 "exp_avg_sq": tensors[f"exp_avg_sq/{name}"].clone(),
             }
     sched.load_state_dict(info["sched"])
+    for group, lr in zip(opt.param_groups, sched.get_last_lr()):
+        group["lr"] = lr  # the scheduler's state alone does not restore the current rate
     return int(info["step"])

@@ -282,6 +282,14 @@ def _load_model(path: str) -> tuple[torch.nn.Module, bool]:
             )
     elif p.is_absolute() or path.startswith((".", "~")):
         raise CrossEncoderError(f"cross-encoder folder {path!r} does not exist")
+    if p.is_dir() and (p / "logrerank_delta.json").is_file():
+        # Project delta checkpoint: packaged backbone + stored top layers/head (train_ce.py).
+        from ..train_ce import load_delta_checkpoint
+
+        try:
+            return load_delta_checkpoint(p), False
+        except Exception as exc:
+            raise CrossEncoderError(f"cannot load cross-encoder delta {path!r}: {exc}") from exc
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()

@@ -1,0 +1,285 @@
+"""Cross-encoder training (logrerank.train_ce): config, loss, tiny training, resume, delta."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from logrerank.data.schema import Doc, Example
+from logrerank.train_ce import (
+    DELTA_META,
+    DELTA_WEIGHTS,
+    CrossEncoderTrainConfig,
+    DeltaCheckpointError,
+    group_loss,
+    held_out,
+    load_base_classifier,
+    load_delta_checkpoint,
+    main,
+    mark_trainable,
+    query_group,
+    save_delta_checkpoint,
+    score_pairs,
+    train,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED = REPO / "checkpoints" / "cross-encoder"
+
+
+# ----------------------------------------------------------------------------- config
+def test_config_round_trip(tmp_path):
+    cfg = CrossEncoderTrainConfig(negatives=3, negative_depth=9, max_queries={"scifact": 5})
+    cfg.save(tmp_path / "c.json")
+    again = CrossEncoderTrainConfig.load(tmp_path / "c.json")
+    assert again == cfg
+    assert again.fingerprint() == cfg.fingerprint()
+
+
+def test_config_rejects_unknown_and_bad_fields(tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps({"negatives": 3, "nagetives": 4}))
+    with pytest.raises(ValueError, match="nagetives"):
+        CrossEncoderTrainConfig.load(tmp_path / "c.json")
+    with pytest.raises(ValueError, match="negative_depth"):
+        CrossEncoderTrainConfig.from_dict({"negatives": 8, "negative_depth": 4})
+
+
+def test_shipped_config_loads():
+    cfg = CrossEncoderTrainConfig.load(REPO / "configs" / "crossencoder.json")
+    assert cfg.sources == ["scifact", "citint"]
+    assert cfg.dev_fraction > 0 and cfg.threads == 1
+
+
+def test_fingerprint_ignores_run_only_fields():
+    a = CrossEncoderTrainConfig()
+    assert a.fingerprint() == CrossEncoderTrainConfig(max_minutes=3, eval_queries=2).fingerprint()
+    assert a.fingerprint() != CrossEncoderTrainConfig(lr=1e-4).fingerprint()
+
+
+def test_held_out_is_deterministic_and_about_the_fraction():
+    keys = [f"scifact:{i}" for i in range(2000)]
+    picked = [k for k in keys if held_out(k, 0.1)]
+    assert picked == [k for k in keys if held_out(k, 0.1)]
+    assert 150 < len(picked) < 250
+    assert not any(held_out(k, 0.0) for k in keys)
+
+
+# ----------------------------------------------------------------------------- data + loss
+def _doc(i: int, text: str | None = None) -> Doc:
+    return Doc(f"d{i}", f"Title {i}", [text or f"passage number {i} about topic {i % 3}."])
+
+
+def test_query_group_golds_first_and_no_duplicate_gold_text():
+    cands = [_doc(i) for i in range(10)]
+    cands[4] = Doc("dup", cands[2].title, list(cands[2].sentences))  # same text as gold d2
+    ex = Example("q", "topic", candidates=cands, gold_doc_ids=["d2", "d7"])
+    texts, labels = query_group(ex, negatives=3, depth=5, max_chars=1000, rng=random.Random(0))
+    assert labels == [1.0, 1.0, 0.0, 0.0, 0.0]
+    assert texts[0].startswith("Title 2.") and texts[1].startswith("Title 7.")
+    allowed = {"Title 0.", "Title 1.", "Title 3.", "Title 5.", "Title 6."}  # top 5 non-gold
+    assert {t.split(" passage")[0] for t in texts[2:]} <= allowed
+    assert sum(t == texts[0] for t in texts) == 1  # the duplicate is never a negative
+
+
+def test_group_loss_listwise_uniform_over_golds():
+    logits = torch.tensor([2.0, 2.0, -1.0, 0.0])
+    labels = torch.tensor([1.0, 1.0, 0.0, 0.0])
+    expected = -torch.log_softmax(logits, 0)[:2].mean()
+    assert torch.allclose(group_loss(logits, labels, 0.0), expected)
+    with_bce = group_loss(logits, labels, 0.5)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
+    assert torch.allclose(with_bce, expected + 0.5 * bce)
+
+
+# ----------------------------------------------------------------------------- tiny model
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory, tokenizer) -> Path:
+    """A seeded random 2-layer BERT encoder (no head) + the packaged tokenizer."""
+    from transformers import BertConfig, BertModel
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    path = tmp_path_factory.mktemp("tiny-base")
+    cfg = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(7)
+        BertModel(cfg).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def _toy_data() -> tuple[list[Example], list[Example]]:
+    """Queries whose gold passage repeats the query's key word; the rest do not."""
+    words = ["insulin", "malaria", "graphene", "neutrino", "protein", "vaccine", "enzyme"]
+    exs = []
+    for i, w in enumerate(words):
+        cands = [Doc(f"{w}-g", f"On {w}", [f"This study of {w} shows a {w} effect."])]
+        for j, o in enumerate(x for x in words if x != w):
+            cands.append(Doc(f"{w}-n{j}", f"On {o}", [f"This study of {o} shows an effect."]))
+        rng = random.Random(i)
+        rng.shuffle(cands)
+        exs.append(Example(str(i), f"what about {w}?", cands, [f"{w}-g"], meta={"source": "toy"}))
+    return exs[:5], exs[5:]
+
+
+def _tiny_cfg(base: Path, tmp: Path, **kw) -> CrossEncoderTrainConfig:
+    args = {
+        "sources": ["toy"],
+        "base": str(base),
+        "trainable_layers": 1,
+        "negatives": 3,
+        "negative_depth": 6,
+        "max_length": 64,
+        "lr": 1e-3,
+        "lr_head": 1e-2,
+        "grad_accum": 2,
+        "epochs": 2,
+        "bf16": False,
+        "threads": 0,
+        "eval_queries": 0,
+        "save_every": 1,
+        "log_every": 1,
+        "out": str(tmp / "ckpt"),
+        "state_dir": str(tmp / "state"),
+    }
+    args.update(kw)
+    return CrossEncoderTrainConfig(**args)
+
+
+def _trainable(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+
+def test_tiny_training_resume_and_delta(tiny_base, tmp_path):
+    data = _toy_data()
+    log = io.StringIO()
+    cfg = _tiny_cfg(tiny_base, tmp_path / "a")
+    full = train(cfg, log=log, data=data, max_steps=3, evaluate=False)
+    assert full["step"] == 3 and full["pairs_seen"] > 0
+    assert "training pairs seen" in log.getvalue()
+    losses = [
+        float(line.split("loss ")[1].split()[0])
+        for line in log.getvalue().splitlines()
+        if line.startswith("step ")
+    ]
+    assert losses and all(torch.isfinite(torch.tensor(losses)))
+
+    # Interrupted run: 2 steps, then resume to 3 from the saved state.
+    cfg_b = _tiny_cfg(tiny_base, tmp_path / "b")
+    train(cfg_b, log=io.StringIO(), data=data, max_steps=2, evaluate=False)
+    state = json.loads((tmp_path / "b" / "state" / "state.json").read_text())
+    assert state["step"] == 2
+    log_b = io.StringIO()
+    resumed = train(cfg_b, log=log_b, data=data, max_steps=3, evaluate=False)
+    assert "resumed at step 2" in log_b.getvalue()
+    assert resumed["step"] == 3 and resumed["pairs_seen"] == full["pairs_seen"]
+    a = load_delta_checkpoint(tmp_path / "a" / "ckpt")
+    b = load_delta_checkpoint(tmp_path / "b" / "ckpt")
+    for (n, pa), pb in zip(a.state_dict().items(), b.state_dict().values()):
+        assert torch.allclose(pa, pb, atol=1e-6), n
+
+    # A changed config refuses to resume from another run's state.
+    with pytest.raises(RuntimeError, match="different run"):
+        train(_tiny_cfg(tiny_base, tmp_path / "b", lr=5e-4), data=data, evaluate=False)
+
+
+def test_tiny_training_lowers_loss(tiny_base, tmp_path):
+    data = _toy_data()
+    log = io.StringIO()
+    cfg = _tiny_cfg(
+        tiny_base, tmp_path, epochs=12, trainable_layers=2, lr=3e-3, lr_head=3e-2, eval_queries=0
+    )
+    summary = train(cfg, log=log, data=data)
+    losses = [
+        float(line.split("loss ")[1].split()[0])
+        for line in log.getvalue().splitlines()
+        if line.startswith("step ")
+    ]
+    assert summary["step"] == summary["total_steps"] == 30
+    assert sum(losses[-5:]) < sum(losses[:5])
+    held = summary["held_out"]
+    assert held["queries"] == {"toy": 2}
+    assert set(held["all"]) == {"first-pass", "cross-encoder", "ce-stage"}
+
+
+def test_delta_round_trip_identical_logits(tiny_base, tmp_path, tokenizer):
+    model, _ = load_base_classifier(str(tiny_base), seed=3)
+    names = mark_trainable(model, 1)
+    assert any(".layer.1." in n for n in names) and not any(".layer.0." in n for n in names)
+    assert not any("embeddings" in n for n in names) and "classifier.weight" in names
+    with torch.no_grad():  # make the trained part differ from the base
+        for p in model.parameters():
+            if p.requires_grad:
+                p.add_(0.05 * torch.randn_like(p))
+    model.eval()
+    out = save_delta_checkpoint(model, tokenizer, tmp_path / "delta", str(tiny_base), names)
+    meta = json.loads((out / DELTA_META).read_text())
+    assert meta["tensors"] == sorted(names) and meta["base_sha256"]
+    assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
+    again = load_delta_checkpoint(out)
+    texts = ["insulin lowers glucose.", "graphene conducts.", "a third passage"]
+    x = score_pairs(model, tokenizer, "what about insulin?", texts, 64, bf16=False)
+    y = score_pairs(again, tokenizer, "what about insulin?", texts, 64, bf16=False)
+    assert x == y
+
+
+def test_delta_rejects_other_base(tiny_base, tmp_path, tokenizer):
+    model, _ = load_base_classifier(str(tiny_base), seed=3)
+    names = mark_trainable(model, 1)
+    out = save_delta_checkpoint(model, tokenizer, tmp_path / "delta", str(tiny_base), names)
+    meta = json.loads((out / DELTA_META).read_text())
+    meta["base_sha256"] = "0" * 64
+    (out / DELTA_META).write_text(json.dumps(meta))
+    with pytest.raises(DeltaCheckpointError, match="differs"):
+        load_delta_checkpoint(out)
+    (out / DELTA_WEIGHTS).unlink()
+    with pytest.raises(DeltaCheckpointError):
+        load_delta_checkpoint(out)
+
+
+def test_main_runs_from_config(tiny_base, tmp_path, monkeypatch, capsys):
+    import logrerank.train_ce as tce
+
+    data = _toy_data()
+    monkeypatch.setattr(tce, "load_train_queries", lambda cfg: data)
+    cfg = _tiny_cfg(tiny_base, tmp_path, epochs=1, eval_queries=1)
+    cfg.save(tmp_path / "c.json")
+    assert main(["--config", str(tmp_path / "c.json"), "--summary", str(tmp_path / "s.json")]) == 0
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["step"] == 3 and (tmp_path / "ckpt" / DELTA_WEIGHTS).is_file()
+
+
+# ----------------------------------------------------------------------------- shipped model
+@pytest.mark.skipif(not (SHIPPED / DELTA_META).is_file(), reason="no shipped cross-encoder")
+def test_shipped_checkpoint_is_small_delta():
+    size = sum(f.stat().st_size for f in SHIPPED.iterdir() if f.is_file())
+    assert size < 20 * 1024 * 1024, size
+    meta = json.loads((SHIPPED / DELTA_META).read_text())
+    assert meta["base"] == "packaged:all-MiniLM-L6-v2"
+    assert "classifier.weight" in meta["tensors"]
+    assert not any("embeddings" in t for t in meta["tensors"])
+    assert (SHIPPED / "MODEL_CARD.md").is_file()
+
+
+@pytest.mark.skipif(not (SHIPPED / DELTA_META).is_file(), reason="no shipped cross-encoder")
+def test_shipped_checkpoint_loads_and_ranks(tokenizer):
+    model = load_delta_checkpoint(SHIPPED)
+    q = "Insulin lowers blood glucose."
+    texts = [
+        "Insulin. Insulin reduces blood glucose levels by promoting uptake into cells.",
+        "Volcanoes. Volcanic eruptions emit ash into the stratosphere.",
+    ]
+    logits = score_pairs(model, tokenizer, q, texts, 256, bf16=False)
+    assert logits[0] > logits[1]
