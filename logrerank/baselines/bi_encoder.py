@@ -34,7 +34,7 @@ class BiEncoder:
         self,
         model_name_or_path: str | None = None,
         max_length: int = 256,
-        batch_size: int = 64,
+        batch_size: int = 16,
         device: str = "auto",
         precision: str = "auto",
     ):
