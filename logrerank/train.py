@@ -69,6 +69,10 @@ class TrainConfig:
     mu: float = 1.0  # weight of the cross-passage calibration loss L_cal (our addition)
     role_tagger: str | None = "default"  # role-tagger checkpoint for soft targets; None = no L_role
     max_pairs: int = 4096  # preference pairs per query at most (stage 2)
+    # Stage 2: if > 0, pick tau_sim on the TRAIN pools so that the mean number of similarity
+    # edges per node is closest to this (the paper's pools: (3387.3 - ~480 adjacency) / 530.6
+    # nodes ~= 5.5); 0 = keep the configured tau_sim.
+    tau_target_sim_per_node: float = 0.0
     dev_fraction: float = 0.1  # share of train queries held out for model selection
     heldout_limit: int = 0  # evaluate on at most this many held-out queries (0 = all)
     seed: int = 13  # random seed (paper: 13)
@@ -370,6 +374,24 @@ def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         if (i + 1) % 50 == 0:
             el = time.perf_counter() - t_start
             print(f"encoded {i + 1}/{len(train)} ({el / 60:.1f} min)", file=log, flush=True)
+    from .calibrate import graph_stats
+
+    taus = [round(0.5 + 0.05 * i, 2) for i in range(10)]
+    stats = graph_stats(model, encs, taus)
+    for t in taus:
+        st = stats[t]
+        print(
+            f"tau_sim {t:.2f}: nodes {st['nodes']:.1f}, similar {st['similar']:.1f} "
+            f"({st['similar_per_node']:.2f}/node), all edges {st['all_edges']:.1f}",
+            file=log,
+            flush=True,
+        )
+    if cfg.tau_target_sim_per_node > 0:
+        best = min(
+            taus, key=lambda t: abs(stats[t]["similar_per_node"] - cfg.tau_target_sim_per_node)
+        )
+        print(f"calibrated tau_sim = {best} on train pools", file=log, flush=True)
+        model.config.graph.tau_sim = best
     params = list(model.global_model.parameters())
     steps_per_epoch = max(1, len(train) // cfg.grad_accum)
     total = steps_per_epoch * cfg.epochs
@@ -423,6 +445,8 @@ def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         "total_steps": total,
         "wall_minutes": round((time.perf_counter() - t_start) / 60, 1),
         "heldout": heldout,
+        "graph_stats_train": {str(t): v for t, v in stats.items()},
+        "tau_sim": model.config.graph.tau_sim,
         "config": dataclasses.asdict(cfg),
     }
     prev = (
