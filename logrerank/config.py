@@ -119,7 +119,7 @@ class LoGConfig:
             if key in sections:
                 kwargs[key] = _build_section(sections[key], value, key)
             else:
-                kwargs[key] = _check_type(cls, top_fields[key], value, key)
+                kwargs[key] = check_field(top_fields[key], value, key)
         return cls(**kwargs).validate()
 
     def validate(self) -> LoGConfig:
@@ -177,16 +177,21 @@ def _build_section(section_cls: type, value: Any, name: str) -> Any:
     unknown = sorted(set(value) - set(fields))
     if unknown:
         raise ConfigError(f"unknown field(s) {unknown} in config section {name!r}")
-    return section_cls(
-        **{k: _check_type(section_cls, fields[k], v, f"{name}.{k}") for k, v in value.items()}
-    )
+    return section_cls(**{k: check_field(fields[k], v, f"{name}.{k}") for k, v in value.items()})
 
 
 _TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}
 
 
-def _check_type(owner: type, f: dataclasses.Field, value: Any, name: str) -> Any:
-    """Check a scalar field against its annotation (annotations are strings here)."""
+def check_field(f: dataclasses.Field, value: Any, name: str) -> Any:
+    """Type-check one config value against its (string) annotation.
+
+    Scalars (``int``, ``float``, ``bool``, ``str``), their ``| None`` forms and ``list[str]``
+    are checked; other annotations pass through. ``name`` is used in the message.
+
+    Raises:
+        ConfigError: null for a required field, or a value of the wrong type.
+    """
     ann = str(f.type).replace(" ", "")
     optional = ann.endswith("|None")
     base = ann.removesuffix("|None")
@@ -194,6 +199,10 @@ def _check_type(owner: type, f: dataclasses.Field, value: Any, name: str) -> Any
         if optional:
             return None
         raise ConfigError(f"config field {name!r} must not be null")
+    if base == "list[str]":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"config field {name!r} must be a list of strings")
+        return list(value)
     allowed = _TYPES.get(base)
     if allowed is None:
         return value

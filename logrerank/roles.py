@@ -52,7 +52,7 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
 from . import backbone as bb
-from .config import ROLE_NAMES, ConfigError
+from .config import ROLE_NAMES, ConfigError, check_field
 from .local import Window, batches, collate, tokenize
 from .trainutil import (
     Progress,
@@ -157,7 +157,7 @@ class RoleTaggerConfig:
             raise ConfigError(
                 f"unknown role-tagger config field(s) {unknown}; known: {sorted(fields)}"
             )
-        kwargs = {k: _check_field(fields[k], v) for k, v in d.items()}
+        kwargs = {k: check_field(fields[k], v, f"role-tagger.{k}") for k, v in d.items()}
         return cls(**kwargs).validate()
 
     def save(self, path: str | Path) -> None:
@@ -176,32 +176,6 @@ class RoleTaggerConfig:
         except (OSError, json.JSONDecodeError) as exc:
             raise ConfigError(f"cannot read role-tagger config {path}: {exc}") from exc
         return cls.from_dict(data)
-
-
-_SCALARS = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}
-
-
-def _check_field(f: dataclasses.Field, value: Any) -> Any:
-    """Type-check one config value against its (string) annotation."""
-    ann = str(f.type).replace(" ", "")
-    optional = ann.endswith("|None")
-    base = ann.removesuffix("|None")
-    if value is None:
-        if optional:
-            return None
-        raise ConfigError(f"role-tagger config field {f.name!r} must not be null")
-    if base == "list[str]":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"role-tagger config field {f.name!r} must be a list of strings")
-        return list(value)
-    allowed = _SCALARS[base]
-    if isinstance(value, bool) and base != "bool":
-        raise ConfigError(f"role-tagger config field {f.name!r} must be {base}, got a boolean")
-    if not isinstance(value, allowed):
-        raise ConfigError(
-            f"role-tagger config field {f.name!r} must be {base}, got {type(value).__name__}"
-        )
-    return float(value) if base == "float" else value
 
 
 def default_checkpoint_dir() -> Path:
