@@ -36,6 +36,16 @@ class LocalConfig:
     # Adaptation (not in the paper): also feed h_q * h_s and cos(h_q, h_s) to MLP_local (eq. 5),
     # an inductive bias for the small training sets we have. False = the paper's [h_q; h_s; g].
     interaction_features: bool = True
+    # Adaptation (not in the paper): the lowest ``isolated_layers`` encoder layers see the query
+    # and each sentence as separate ``[CLS] x [SEP]`` segments (positions restart at 0), so the
+    # packaged sentence-embedding geometry survives. The remaining layers then run twice: frozen
+    # with the same isolation, giving the packaged bi-encoder embeddings whose cosine enters
+    # l_local as a prior, and as a trainable copy in which the query and all sentences of the
+    # window attend to each other (the joint encoding of eq. 1). 0 = the paper's fully joint
+    # encoding with no prior.
+    isolated_layers: int = 0
+    prior_scale: float = 10.0  # initial a in the prior a * (cos(e_q, e_s) - b) added to l_local
+    prior_shift: float = 0.4  # b in that prior (fixed; sets where z_local crosses 0.5)
     batch_tokens: int = 8192  # padded tokens per forward pass (bounds memory, not the input)
     max_batch_windows: int = 32  # windows per forward pass at most
 
@@ -148,6 +158,8 @@ class LoGConfig:
             raise ConfigError(
                 "context.top_k, local.batch_tokens, local.max_batch_windows out of range"
             )
+        if self.local.isolated_layers < 0:
+            raise ConfigError("local.isolated_layers must be >= 0")
         if self.precision not in ("auto", "bf16", "fp32"):
             raise ConfigError("precision must be 'auto', 'bf16' or 'fp32'")
         return self

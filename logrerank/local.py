@@ -9,6 +9,7 @@ query; a single sentence longer than the whole window is cut and flagged, never 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import torch
@@ -28,6 +29,7 @@ class Window:
     token_type_ids: list[int]  # 0 for [CLS] q [SEP], 1 for the sentences
     span_ids: list[int]  # per token: 0 = query span, k = k-th sentence (1-based), -1 = none
     truncated: list[bool] = field(default_factory=list)  # per sentence: cut to fit?
+    position_ids: list[int] | None = None  # isolated mode: positions restart in every segment
 
 
 @dataclass
@@ -46,6 +48,7 @@ def tokenize(
     sentences: list[list[str]],
     max_length: int = 512,
     max_query_tokens: int = 64,
+    isolated: bool = False,
 ) -> Tokenized:
     """Build the joint windows of eq. 1 for every passage.
 
@@ -55,6 +58,8 @@ def tokenize(
         sentences: per passage, its sentence texts.
         max_length: tokens per window, special tokens included.
         max_query_tokens: query tokens kept per window.
+        isolated: segment layout ``[CLS] q [SEP] [CLS] s_1 [SEP] ...`` with positions restarting
+            in every segment and spans covering whole segments (``LocalConfig.isolated_layers``).
 
     Returns:
         The windows in passage order, with node ids assigned in document order.
@@ -66,27 +71,36 @@ def tokenize(
     head = [cls_id, *q, sep_id]
     flat = [s for sents in sentences for s in sents]
     toks = tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
-    budget = max_length - len(head)  # sentence tokens + one [SEP] each
+    budget = max_length - len(head)  # sentence tokens + their special tokens
+    extra = 2 if isolated else 1  # [CLS] s [SEP] or s [SEP]
     windows: list[Window] = []
     truncated_nodes: list[int] = []
     node = 0
     for p, sents in enumerate(sentences):
         ptoks = toks[node : node + len(sents)]
-        for group in window_sentences([len(t) + 1 for t in ptoks], budget):
-            ids, types, spans = list(head), [0] * len(head), [-1, *([0] * len(q)), -1]
+        for group in window_sentences([len(t) + extra for t in ptoks], budget):
+            ids, types = list(head), [0] * len(head)
+            spans = [0] * len(head) if isolated else [-1, *([0] * len(q)), -1]
+            pos = list(range(len(head)))
             nodes, cut = [], []
             for k, j in enumerate(group, 1):
                 t = ptoks[j]
-                over = len(t) + 1 > budget
+                over = len(t) + extra > budget
                 if over:
-                    t = t[: budget - 1]
+                    t = t[: budget - extra]
                     truncated_nodes.append(node + j)
-                ids += [*t, sep_id]
-                types += [1] * (len(t) + 1)
-                spans += [k] * len(t) + [-1]
+                if isolated:
+                    ids += [cls_id, *t, sep_id]
+                    types += [0] * (len(t) + 2)
+                    spans += [k] * (len(t) + 2)
+                    pos += list(range(len(t) + 2))
+                else:
+                    ids += [*t, sep_id]
+                    types += [1] * (len(t) + 1)
+                    spans += [k] * len(t) + [-1]
                 nodes.append(node + j)
                 cut.append(over)
-            windows.append(Window(p, nodes, ids, types, spans, cut))
+            windows.append(Window(p, nodes, ids, types, spans, cut, pos if isolated else None))
         node += len(sents)
     return Tokenized(windows, node, query_truncated, truncated_nodes)
 
@@ -99,13 +113,16 @@ def collate(windows: list[Window], device: torch.device | str = "cpu") -> dict[s
 
     Returns:
         input_ids, attention_mask, token_type_ids ``[B, L]``; span ``[B, L]`` (-1 = not pooled);
-        sent_window ``[M]`` (window of each sentence); nodes ``[M]`` (node id of each sentence).
+        sent_window ``[M]`` (window of each sentence); nodes ``[M]`` (node id of each sentence);
+        position_ids ``[B, L]`` for isolated-segment windows only.
     """
     B, L = len(windows), max(len(w.input_ids) for w in windows)
     ids = torch.zeros(B, L, dtype=torch.long)
     types = torch.zeros(B, L, dtype=torch.long)
     mask = torch.zeros(B, L, dtype=torch.long)
     span = torch.full((B, L), -1, dtype=torch.long)
+    isolated = windows[0].position_ids is not None
+    pos = torch.zeros(B, L, dtype=torch.long)
     sent_window, nodes = [], []
     offset = B
     for b, w in enumerate(windows):
@@ -113,6 +130,8 @@ def collate(windows: list[Window], device: torch.device | str = "cpu") -> dict[s
         ids[b, :n] = torch.tensor(w.input_ids)
         types[b, :n] = torch.tensor(w.token_type_ids)
         mask[b, :n] = 1
+        if isolated:
+            pos[b, :n] = torch.tensor(w.position_ids)
         s = torch.tensor(w.span_ids)
         span[b, :n] = torch.where(s == 0, b, torch.where(s > 0, offset + s - 1, -1))
         offset += len(w.nodes)
@@ -126,6 +145,8 @@ def collate(windows: list[Window], device: torch.device | str = "cpu") -> dict[s
         "sent_window": torch.tensor(sent_window, dtype=torch.long),
         "nodes": torch.tensor(nodes, dtype=torch.long),
     }
+    if isolated:
+        out["position_ids"] = pos
     return {k: v.to(device) for k, v in out.items()}
 
 
@@ -188,6 +209,32 @@ class LocalScorer(nn.Module):
         self.interaction = nn.Linear(3, config.role_proj_dim)  # W_p (eq. 4)
         extra = d + 1 if config.interaction_features else 0  # [h_q * h_s; cos(h_q, h_s)]
         self.local_head = mlp(2 * d + config.role_proj_dim + extra, h, 1, config.dropout)  # eq. 5
+        k = config.isolated_layers
+        if k:
+            layers = encoder.encoder.layer
+            if not 0 < k < len(layers):
+                raise ValueError(
+                    f"local.isolated_layers must be in [0, {len(layers) - 1}] for this "
+                    f"{len(layers)}-layer backbone, got {k}"
+                )
+            # trainable joint copy of the top layers; the encoder's own top layers stay the
+            # frozen prior branch
+            self.joint_layers = nn.ModuleList(copy.deepcopy(m) for m in layers[k:])
+            self.joint_layers.requires_grad_(True)
+            self.segment_emb = nn.Embedding(2, d)  # query / sentence segment, added before joint
+            nn.init.zeros_(self.segment_emb.weight)
+            self.prior_scale = nn.Parameter(torch.tensor(float(config.prior_scale)))
+            # zero last layer: an untrained head leaves l_local = the bi-encoder prior
+            nn.init.zeros_(self.local_head[-1].weight)
+            nn.init.zeros_(self.local_head[-1].bias)
+
+    def train(self, mode: bool = True) -> LocalScorer:
+        """As ``nn.Module.train``, but in isolated mode the frozen packaged encoder (the prior
+        branch) always runs without dropout."""
+        super().train(mode)
+        if self.config.isolated_layers:
+            self.encoder.eval()
+        return self
 
     @property
     def hidden_size(self) -> int:
@@ -195,7 +242,44 @@ class LocalScorer(nn.Module):
 
     def head_parameters(self) -> list[nn.Parameter]:
         """Parameters of the heads (everything but the encoder)."""
-        return [p for n, p in self.named_parameters() if not n.startswith("encoder.")]
+        return [
+            p for n, p in self.named_parameters() if not n.startswith(("encoder.", "joint_layers."))
+        ]
+
+    def joint_parameters(self) -> list[nn.Parameter]:
+        """Parameters of the trainable joint top layers (isolated mode; else empty)."""
+        return list(self.joint_layers.parameters()) if self.config.isolated_layers else []
+
+    def _encode_isolated(self, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
+        """Isolated lower layers, then the frozen prior branch and the trainable joint branch.
+
+        Returns:
+            ``H`` [B, L, d] joint token states and ``P`` [B, L, d] prior (bi-encoder) states.
+        """
+        enc, k = self.encoder, self.config.isolated_layers
+        ids, span = batch["input_ids"], batch["span"]  # [B, L]
+        B, L = ids.shape
+        eye = torch.eye(L, dtype=torch.bool, device=ids.device)[None]  # pads attend to themselves
+        real = span >= 0  # [B, L]; every real token belongs to one segment in isolated mode
+        iso = ((span[:, :, None] == span[:, None, :]) & real[:, :, None]) | eye  # [B, L, L]
+        joint = (real[:, None, :] & real[:, :, None]) | eye  # [B, L, L]
+        iso, joint = iso[:, None], joint[:, None]  # [B, 1, L, L] (True = attend)
+        with torch.no_grad():  # lower layers and prior branch are the frozen packaged model
+            x = enc.embeddings(
+                input_ids=ids,
+                token_type_ids=torch.zeros_like(ids),
+                position_ids=batch["position_ids"],
+            )
+            for layer in enc.encoder.layer[:k]:
+                x = layer(x, iso)
+            P = x
+            for layer in enc.encoder.layer[k:]:
+                P = layer(P, iso)
+        seg = (span >= B).long()  # [B, L] 1 = sentence segment (span ids >= B), 0 = query/pad
+        H = x.detach() + self.segment_emb(seg).to(x.dtype)
+        for layer in self.joint_layers:
+            H = layer(H, joint)
+        return H, P
 
     def forward(self, batch: dict[str, Tensor], targets: dict[str, Tensor] | None = None):
         """Score the sentences of a collated batch.
@@ -209,18 +293,29 @@ class LocalScorer(nn.Module):
             ``(LocalOutput, loss)``; loss is None without targets.
         """
         ids, span = batch["input_ids"], batch["span"]  # [B, L]
-        kwargs = {"input_ids": ids, "attention_mask": batch["attention_mask"]}
-        if getattr(self.encoder.config, "type_vocab_size", 0) > 1:
-            kwargs["token_type_ids"] = batch["token_type_ids"]
-        H = self.encoder(**kwargs).last_hidden_state.float()  # [B, L, d]
         W, M = ids.size(0), batch["nodes"].numel()
         keep = span >= 0
         idx = span[keep]  # [T]
-        pooled = torch.zeros(W + M, H.size(-1), device=H.device).index_add(0, idx, H[keep])
-        counts = torch.zeros(W + M, device=H.device).index_add(
+        counts = torch.zeros(W + M, device=ids.device).index_add(
             0, idx, torch.ones_like(idx, dtype=torch.float)
         )
-        pooled = pooled / counts.clamp_min(1.0)[:, None]
+
+        def pool(states: Tensor) -> Tensor:  # [B, L, d] -> [W + M, d] span means
+            summed = torch.zeros(W + M, states.size(-1), device=states.device)
+            return summed.index_add(0, idx, states[keep].float()) / counts.clamp_min(1.0)[:, None]
+
+        prior = None
+        if self.config.isolated_layers:
+            H, P = self._encode_isolated(batch)  # [B, L, d] each
+            e = torch.nn.functional.normalize(pool(P), dim=-1)  # packaged sentence embeddings
+            prior_cos = (e[:W][batch["sent_window"]] * e[W:]).sum(-1)  # [M]
+            prior = self.prior_scale * (prior_cos - self.config.prior_shift)
+        else:
+            kwargs = {"input_ids": ids, "attention_mask": batch["attention_mask"]}
+            if getattr(self.encoder.config, "type_vocab_size", 0) > 1:
+                kwargs["token_type_ids"] = batch["token_type_ids"]
+            H = self.encoder(**kwargs).last_hidden_state  # [B, L, d]
+        pooled = pool(H)
         h_q, h_s = pooled[:W], pooled[W:]  # [W, d], [M, d]
         intent_logits = self.intent_head(h_q)  # [W, 3]
         role_logits = self.role_head(h_s)  # [M, 3]
@@ -233,6 +328,8 @@ class LocalScorer(nn.Module):
             cos = torch.nn.functional.cosine_similarity(h_q[win], h_s, dim=-1).unsqueeze(-1)
             feats += [prod, cos]
         logits = self.local_head(torch.cat(feats, dim=-1)).squeeze(-1)  # [M]
+        if prior is not None:
+            logits = logits + prior  # bi-encoder prior (isolated mode)
         out = LocalOutput(h_q, h_s, intent_logits, role_logits, logits, win, batch["nodes"])
         loss = None
         if targets is not None:

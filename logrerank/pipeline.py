@@ -236,6 +236,7 @@ class LoGReranker(nn.Module):
             [[s.text for s in sp] for sp in spans],
             min(cfg.backbone.max_length, self._max_positions()),
             cfg.backbone.max_query_tokens,
+            isolated=cfg.local.isolated_layers > 0,
         )
         if tok.query_truncated:
             warnings.append(

@@ -158,7 +158,12 @@ def local_step_loss(model, ex: Example, idx: list[int], roles: RoleTargets, cfg:
         return None
     c = model.config
     tok = tokenize(
-        model.tokenizer, ex.query, sents, c.backbone.max_length, c.backbone.max_query_tokens
+        model.tokenizer,
+        ex.query,
+        sents,
+        c.backbone.max_length,
+        c.backbone.max_query_tokens,
+        isolated=c.local.isolated_layers > 0,
     )
     batch = collate(tok.windows, model.device_)
     out, _ = model.local(batch)
@@ -250,11 +255,18 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
     model = LoGReranker(model_cfg)
     train, dev = load_train_queries(cfg)
     print(f"train queries {len(train)}, held-out {len(dev)}", file=log, flush=True)
-    enc_names = freeze_encoder_layers(model.local.encoder, cfg.trainable_layers)
+    isolated = model.config.local.isolated_layers > 0
+    # isolated mode: the packaged encoder is frozen whole (it is the prior); the joint copy of
+    # its top layers trains at ``lr``
+    enc_names = freeze_encoder_layers(model.local.encoder, 0 if isolated else cfg.trainable_layers)
     for p in model.global_model.parameters():
         p.requires_grad = False
     head = model.local.head_parameters()
     enc = [p for p in model.local.encoder.parameters() if p.requires_grad]
+    enc += model.local.joint_parameters()
+    enc_names += (
+        [f"joint_layers ({len(model.local.joint_parameters())} tensors)"] if isolated else []
+    )
     steps_per_epoch = max(1, len(train) // cfg.grad_accum)
     total = steps_per_epoch * cfg.epochs
     groups = [{"params": head, "lr": cfg.lr_heads}, {"params": enc, "lr": cfg.lr}]
@@ -270,6 +282,12 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         file=log,
         flush=True,
     )
+    dev = dev[: cfg.heldout_limit or None]
+    before = {}
+    if isolated and step == 0 and dev:
+        model.eval()
+        before = evaluate_examples(model, dev, use_global=False)
+        print(f"held-out before training (the bi-encoder prior): {json.dumps(before)}", file=log)
     prog = Progress(total, every=10, start=step, out=log)
     rng = random.Random(cfg.seed)
     order_all = [list(range(len(train))) for _ in range(cfg.epochs)]
@@ -304,7 +322,6 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
             save_state(state_dir, model, opt, sched, s + 1, {"stage": "local"})
             break
     model.eval()
-    dev = dev[: cfg.heldout_limit or None]
     heldout = evaluate_examples(model, dev, use_global=False) if dev else {}
     print(f"held-out (local only): {json.dumps(heldout)}", file=log, flush=True)
     model.config.trained = True
@@ -317,6 +334,7 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         "stopped_by_time_cap": stopped,
         "wall_minutes": round((time.perf_counter() - t_start) / 60, 1),
         "heldout_local": heldout,
+        "heldout_before_training": before,
         "config": dataclasses.asdict(cfg),
     }
     model.save_pretrained(cfg.out, extra={"training": summary})

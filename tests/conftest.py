@@ -51,14 +51,14 @@ def tiny_config(name_or_path: str | None, **top):
     return LoGConfig(**kwargs)
 
 
-def make_tiny_encoder(vocab_size: int, seed: int = TINY_SEED):
-    """A seeded random 1-layer BERT (hidden 32) with the packaged tokenizer's vocabulary."""
+def make_tiny_encoder(vocab_size: int, seed: int = TINY_SEED, layers: int = 1):
+    """A seeded random BERT (hidden 32, ``layers`` layers) with the packaged tokenizer's vocabulary."""
     from transformers import BertConfig, BertModel
 
     cfg = BertConfig(
         vocab_size=vocab_size,
         hidden_size=32,
-        num_hidden_layers=1,
+        num_hidden_layers=layers,
         num_attention_heads=2,
         intermediate_size=64,
         max_position_embeddings=128,

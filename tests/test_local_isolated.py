@@ -1,0 +1,114 @@
+"""Tests for the isolated-segment local encoder (``LocalConfig.isolated_layers``): lower layers
+see the query and each sentence alone, the frozen top reproduces the packaged bi-encoder (the
+prior), and a trainable joint copy of the top layers lets the query and sentences interact."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from conftest import make_tiny_encoder
+
+from logrerank.config import LocalConfig
+from logrerank.local import LocalScorer, collate, tokenize
+from logrerank.losses import role_kl_loss
+
+QUERY = "Does aspirin reduce the risk of heart attack?"
+PASSAGES = [
+    ["Aspirin reduced heart attacks by a third.", "The trial enrolled 5,000 adults.", "Fine."],
+    ["Heart attacks are common.", "No effect was found."],
+]
+
+
+@pytest.fixture(scope="module")
+def iso_scorer(tokenizer) -> LocalScorer:
+    torch.manual_seed(0)
+    enc = make_tiny_encoder(len(tokenizer), layers=2)
+    cfg = LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1, dropout=0.0)
+    return LocalScorer(enc, cfg).eval()
+
+
+def standalone(encoder, tokenizer, text: str) -> torch.Tensor:
+    """Mean-pooled, L2-normalised embedding of ``[CLS] text [SEP]`` encoded on its own."""
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        h = encoder(input_ids=ids).last_hidden_state[0].mean(0)
+    return torch.nn.functional.normalize(h, dim=-1)
+
+
+def test_isolated_windows_have_one_segment_per_text(tokenizer) -> None:
+    tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=128, max_query_tokens=32, isolated=True)
+    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+    flat = [s for p in PASSAGES for s in p]
+    assert [n for w in tok.windows for n in w.nodes] == list(range(len(flat)))
+    for w in tok.windows:
+        assert len(w.input_ids) == len(w.position_ids) == len(w.span_ids)
+        assert all(t == 0 for t in w.token_type_ids)
+        for k in range(len(w.nodes) + 1):  # 0 = query segment
+            seg = [i for i, s in enumerate(w.span_ids) if s == k]
+            assert seg == list(range(seg[0], seg[-1] + 1))  # contiguous
+            ids = [w.input_ids[i] for i in seg]
+            assert ids[0] == cls and ids[-1] == sep
+            assert [w.position_ids[i] for i in seg] == list(range(len(seg)))  # restart at 0
+            text = QUERY if k == 0 else flat[w.nodes[k - 1]]
+            assert ids[1:-1] == tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def test_untrained_logits_are_the_bi_encoder_prior(iso_scorer, tokenizer) -> None:
+    # The zero-initialised head leaves l_local = a * (cos(e_q, e_s) - b), where e_q, e_s are the
+    # packaged encoder's own embeddings of the query and each sentence encoded alone.
+    tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=128, max_query_tokens=32, isolated=True)
+    out, _ = iso_scorer(collate(tok.windows))
+    e_q = standalone(iso_scorer.encoder, tokenizer, QUERY)
+    flat = [s for p in PASSAGES for s in p]
+    cfg = iso_scorer.config
+    for m, node in enumerate(out.nodes.tolist()):
+        cos = float(e_q @ standalone(iso_scorer.encoder, tokenizer, flat[node]))
+        assert out.logits[m].item() == pytest.approx(
+            cfg.prior_scale * (cos - cfg.prior_shift), abs=1e-4
+        )
+
+
+def test_joint_branch_sees_the_query_and_padding_changes_nothing(iso_scorer, tokenizer) -> None:
+    tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=128, max_query_tokens=32, isolated=True)
+    other = tokenize(tokenizer, "Unrelated words here", PASSAGES, 128, 32, isolated=True)
+    a, _ = iso_scorer(collate(tok.windows))
+    b, _ = iso_scorer(collate(other.windows))
+    assert not torch.allclose(a.h_s, b.h_s, atol=1e-4)  # joint layer: sentences see the query
+    for w in tok.windows:  # one window alone (no padding) == the same window in a padded batch
+        single, _ = iso_scorer(collate([w]))
+        assert torch.allclose(single.logits, a.logits[w.nodes], atol=1e-5)
+        assert torch.allclose(single.h_s, a.h_s[w.nodes], atol=1e-5)
+
+
+def test_only_joint_layers_and_heads_train(tokenizer) -> None:
+    torch.manual_seed(1)
+    enc = make_tiny_encoder(len(tokenizer), layers=2)
+    for p in enc.parameters():
+        p.requires_grad = False
+    scorer = LocalScorer(enc, LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1))
+    scorer.train()
+    assert not scorer.encoder.training  # the frozen prior never uses dropout
+    tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=128, max_query_tokens=32, isolated=True)
+    out, _ = scorer(collate(tok.windows))
+    target = torch.full((out.role_logits.size(0), 3), 1 / 3)
+    target[:, 0] += 0.2
+    target = target / target.sum(-1, keepdim=True)
+    loss = out.logits.sum() + role_kl_loss(out.role_logits, target)
+    loss.backward()
+    assert all(p.grad is None for p in scorer.encoder.parameters())
+    joint = scorer.joint_parameters()
+    assert joint
+    for name, p in scorer.joint_layers.named_parameters():
+        assert p.grad is not None, name
+        if not name.endswith("attention.self.key.bias"):  # softmax-shift invariant: zero grad
+            assert p.grad.abs().sum() > 0, name
+    assert scorer.prior_scale.grad is not None
+    assert not set(map(id, joint)) & set(map(id, scorer.head_parameters()))
+
+
+def test_isolated_layers_out_of_range_is_rejected(tokenizer) -> None:
+    enc = make_tiny_encoder(len(tokenizer), layers=2)
+    with pytest.raises(ValueError, match="isolated_layers"):
+        LocalScorer(enc, dataclasses.replace(LocalConfig(), isolated_layers=2))
