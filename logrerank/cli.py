@@ -38,14 +38,17 @@ def format_ranking(ranking: Ranking, top: int = 10, width: int = 100) -> str:
 
 
 def _cmd_rerank(args: argparse.Namespace) -> int:
-    from .io import read_passages_file
+    from .io import prepare_input, read_passages_file
     from .pipeline import LoGReranker
 
-    question, passages = read_passages_file(args.passages)
+    limits = _limits_from_args(args)
+    question, passages = read_passages_file(args.passages, max_bytes=limits.max_upload_bytes)
     query = args.query or question
     if not query:
         raise InputError("no question: pass --query (or a {'question', 'ctxs'} JSON file)")
+    prepare_input(query, passages, limits)  # bad input fails before the model loads
     model = LoGReranker.from_pretrained(args.checkpoint, device=args.device)
+    model.limits = limits
     switches = {}
     if args.local_only:
         switches["use_global"] = False
@@ -59,6 +62,36 @@ def _cmd_rerank(args: argparse.Namespace) -> int:
         Path(args.out).write_text(json.dumps(ranking.to_dict(), indent=1), encoding="utf-8")
         print(f"\nwrote {args.out}")
     return 0
+
+
+LIMIT_FLAGS = {
+    "max_passages": "--max-passages",
+    "max_chars_per_passage": "--max-chars-per-passage",
+    "max_total_chars": "--max-total-chars",
+    "max_question_chars": "--max-question-chars",
+    "max_upload_bytes": "--max-file-bytes",
+}
+"""Limits fields -> ``rerank`` flags (see :class:`logrerank.limits.Limits`)."""
+
+
+def _limits_from_args(args: argparse.Namespace):
+    """The :class:`~logrerank.limits.Limits` given by the ``--max-*`` flags (defaults otherwise).
+
+    Raises:
+        InputError: a flag that is not a positive integer (named in the message).
+    """
+    from .limits import DEFAULT_LIMITS, Limits
+
+    values = {}
+    for field, flag in LIMIT_FLAGS.items():
+        v = getattr(args, field, None)
+        if v is None:
+            continue
+        if v < 1:
+            raise InputError(f"{flag} must be a positive integer, got {v}")
+        values[field] = v
+    strict = bool(getattr(args, "strict_limits", False))
+    return Limits(**values, strict=strict) if values or strict else DEFAULT_LIMITS
 
 
 def _load_eval_examples(args: argparse.Namespace):
@@ -139,6 +172,17 @@ def _cmd_train(args: argparse.Namespace) -> int:
         from .train import TrainConfig, train_global, train_local
 
         cfg = TrainConfig.load(args.config)
+        for item in args.set or []:
+            key, sep, raw = item.partition("=")
+            if not sep or not hasattr(cfg, key):
+                raise InputError(
+                    f"--set {item!r}: expected FIELD=VALUE with a training config field"
+                )
+            try:
+                value = _json.loads(raw)
+            except _json.JSONDecodeError:
+                value = raw  # a bare string, e.g. a path
+            setattr(cfg, key, value)
         if cfg.stage != args.task:
             raise InputError(f"{args.config} is a {cfg.stage!r} config, not {args.task!r}")
         summary = train_local(cfg) if args.task == "local" else train_global(cfg)
@@ -180,6 +224,38 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--local-only", action="store_true", help="ablation: no graph stage")
     r.add_argument("--no-cross", action="store_true", help="ablation: no cross-passage edges")
     r.add_argument("--untyped", action="store_true", help="ablation: one edge type")
+    from .limits import DEFAULT_LIMITS as L
+
+    g = r.add_argument_group(
+        "input limits",
+        "Longer input is cut (or dropped from the end) and every cut is printed as a warning; "
+        "--strict-limits rejects it instead.",
+    )
+    g.add_argument("--max-passages", type=int, help=f"passages ranked (default {L.max_passages:,})")
+    g.add_argument(
+        "--max-chars-per-passage",
+        type=int,
+        help=f"characters kept per passage (default {L.max_chars_per_passage:,})",
+    )
+    g.add_argument(
+        "--max-total-chars",
+        type=int,
+        help=f"characters kept over all passages (default {L.max_total_chars:,})",
+    )
+    g.add_argument(
+        "--max-question-chars",
+        type=int,
+        help=f"characters kept of the question (default {L.max_question_chars:,})",
+    )
+    g.add_argument(
+        "--max-file-bytes",
+        type=int,
+        dest="max_upload_bytes",
+        help=f"size limit of the passages file (default {L.max_upload_bytes:,})",
+    )
+    g.add_argument(
+        "--strict-limits", action="store_true", help="reject input over a limit instead of cutting"
+    )
     r.set_defaults(func=_cmd_rerank)
 
     e = sub.add_parser("eval", help="evaluate rankers on a benchmark (same pools for all)")
@@ -202,6 +278,12 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="train a model from a JSON run config (see configs/)")
     t.add_argument("task", choices=["local", "global", "crossencoder", "roles"])
     t.add_argument("--config", "-c", required=True, help="JSON run config")
+    t.add_argument(
+        "--set",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="override a field of a local/global config, e.g. --set seed=17 (repeatable)",
+    )
     t.set_defaults(func=_cmd_train)
 
     a = sub.add_parser("app", help="start the Gradio app on 127.0.0.1")

@@ -6,6 +6,11 @@ Accepted forms:
   ``Title:`` takes that line as its title;
 * JSON: a list of strings or ``{"title", "text"}`` objects, or ``{"question", "ctxs": [...]}``;
 * JSONL: one string or object per line (``{"title", "text"}``).
+
+Files must be UTF-8 (a UTF-8 byte-order mark is allowed) and at most
+``Limits.max_upload_bytes``; binary files, UTF-16 and malformed JSON are rejected with a message
+that says where. :func:`prepare_input` validates a (question, passages) pair and applies the
+:class:`~logrerank.limits.Limits` (every cut reported), for the API, the CLI and the app.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .limits import DEFAULT_LIMITS, Limits, apply_limits, limit_question
 from .types import InputError, Passage
 
 _BLANK = re.compile(r"\n[ \t\r\f\v]*\n")
@@ -92,6 +98,33 @@ def normalize_passages(passages: Any) -> list[Passage]:
     return [passage_from_obj(p, f"passage {i + 1}") for i, p in enumerate(passages)]
 
 
+def prepare_input(
+    question: Any, passages: Any, limits: Limits | None = None
+) -> tuple[str, list[Passage], list[str]]:
+    """Validate a question and passages and apply ``limits`` (see :mod:`logrerank.limits`).
+
+    Args:
+        question: the question (a non-empty string).
+        passages: strings, ``{"title", "text"}`` dicts or :class:`Passage` objects.
+        limits: the limits (default :data:`~logrerank.limits.DEFAULT_LIMITS`).
+
+    Returns:
+        ``(question, passages, notices)``: the cleaned (possibly cut) question, the passages to
+        rank (a prefix of the input, each text a cleaned prefix of its input text, so indices and
+        character offsets are the caller's), and one notice per thing cut, dropped, replaced or
+        duplicated.
+
+    Raises:
+        InputError: empty question, no passages, a malformed passage, or (``limits.strict``)
+            input over a limit. Every passage being empty is left to the caller (the pipeline
+            raises it after segmentation).
+    """
+    limits = limits or DEFAULT_LIMITS
+    question, notices = limit_question(question, limits)
+    plist, more = apply_limits(normalize_passages(passages), limits)
+    return question, plist, notices + more
+
+
 def parse_passages_json(data: Any) -> tuple[str | None, list[Passage]]:
     """Passages (and a question, if given) from parsed JSON.
 
@@ -114,43 +147,87 @@ def parse_passages_json(data: Any) -> tuple[str | None, list[Passage]]:
     return question, passages
 
 
+def _mb(n: int) -> str:
+    return f"{n / 1_000_000:,.1f} MB"
+
+
+def decode_upload(raw: bytes, name: str) -> str:
+    """Decode an uploaded file as UTF-8 (BOM allowed), refusing binary data and UTF-16.
+
+    Raises:
+        InputError: the bytes are not UTF-8 text (the message says why and where).
+    """
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(f"{name} is UTF-16 text; save it as UTF-8 and upload it again")
+    if b"\x00" in raw:
+        raise InputError(
+            f"{name} looks like a binary file (it holds NUL bytes), not UTF-8 text: "
+            "upload .json, .jsonl or .txt"
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start]
+        raise InputError(
+            f"{name} is not UTF-8 text (invalid byte 0x{bad:02x} at byte {exc.start:,}); "
+            "save it as UTF-8"
+        ) from exc
+
+
+def _loads(text: str, name: str, line: int | None = None) -> Any:
+    """``json.loads`` with one-line errors (``line``: the JSONL line number)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = f"on line {line}" if line else f"at line {exc.lineno}"
+        raise InputError(f"{name}: invalid JSON {at}: {exc.msg}") from exc
+    except RecursionError as exc:
+        at = f" on line {line}" if line else ""
+        raise InputError(f"{name}: JSON nested too deeply{at}") from exc
+
+
 def read_passages_file(
-    path: str | Path, max_bytes: int = 50_000_000
+    path: str | Path, max_bytes: int | None = None
 ) -> tuple[str | None, list[Passage]]:
     """Read ``.json``, ``.jsonl`` or ``.txt`` passages.
 
+    Args:
+        path: the file (any other suffix is read as plain text).
+        max_bytes: size limit (default ``DEFAULT_LIMITS.max_upload_bytes``, 10 MB).
+
     Raises:
-        InputError: unreadable, too large, not UTF-8, or malformed (the message says where).
+        InputError: unreadable, empty, too large, binary, not UTF-8, or malformed (the message
+            says where).
     """
     path = Path(path)
+    max_bytes = DEFAULT_LIMITS.max_upload_bytes if max_bytes is None else max_bytes
     try:
         size = path.stat().st_size
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if path.is_dir():
+        raise InputError(f"{path} is a folder, not a passages file")
     if size > max_bytes:
-        raise InputError(f"{path.name} is {size:,} bytes; the limit is {max_bytes:,}")
+        raise InputError(
+            f"{path.name} is {size:,} bytes ({_mb(size)}); the limit is {max_bytes:,} bytes "
+            f"({_mb(max_bytes)})"
+        )
+    if size == 0:
+        raise InputError(f"{path.name} is empty")
     try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path.name} is not UTF-8 text") from exc
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    raw = decode_upload(data, path.name)
     suffix = path.suffix.lower()
     if suffix == ".json":
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path.name}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
-        return parse_passages_json(data)
+        return parse_passages_json(_loads(raw, path.name))
     if suffix == ".jsonl":
         question, passages = None, []
-        for n, line in enumerate(raw.splitlines(), 1):
+        for n, line in enumerate(raw.split("\n"), 1):  # not splitlines: U+2028 may sit in strings
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path.name}: invalid JSON on line {n}: {exc.msg}") from exc
+            obj = _loads(line, path.name, n)
             if isinstance(obj, dict) and "ctxs" in obj:
                 q, ps = parse_passages_json(obj)
                 question = question or q

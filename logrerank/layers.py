@@ -107,21 +107,24 @@ class RelationAwareGATConv(MessagePassing):
         xt = torch.einsum("ni,rio->nro", x, self.weight_t)  # [N, R, H*C]
         xu = xt[edge_index[0], edge_type].view(-1, H, C)  # [E, H, C]   W_t x_u
         et = self.rel_emb(edge_type).unsqueeze(1)  # [E, 1, rel_emb_dim]
-        out = self.propagate(edge_index, xv=xv, xu=xu, et=et, size=(x.size(0), x.size(0)))
+        size = (x.size(0), x.size(0))
+        # attention is computed per call and passed along, never stored on the module, so one
+        # model can serve concurrent requests (as GATConv does with edge_updater)
+        alpha = self.edge_updater(edge_index, xv=xv, xu=xu, et=et, size=size)  # [E, H]
+        out = self.propagate(edge_index, xu=xu, alpha=alpha, size=size)
         out = out.view(-1, H * C)  # [N, H*C]
-        alpha = self._alpha
-        self._alpha = None
         if return_attention_weights:
             return out, (edge_index, alpha)
         return out
 
-    def message(
-        self, xv_i: Tensor, xu: Tensor, et: Tensor, index: Tensor, ptr: Tensor | None, size_i: int
+    def edge_update(
+        self, xv_i: Tensor, xu: Tensor, et: Tensor, index: Tensor, ptr: Tensor | None, dim_size: int
     ) -> Tensor:
         e = (xv_i * self.att_v).sum(-1) + (xu * self.att_u).sum(-1) + (et * self.att_t).sum(-1)
         e = F.leaky_relu(e, self.negative_slope)  # [E, H]  (eq. 11)
-        alpha = softmax(e, index, ptr, size_i)  # [E, H]  (eq. 12)
-        self._alpha = alpha
+        return softmax(e, index, ptr, dim_size)  # [E, H]  (eq. 12)
+
+    def message(self, xu: Tensor, alpha: Tensor) -> Tensor:
         alpha = F.dropout(alpha, p=self.dropout, training=self.training)
         return xu * alpha.unsqueeze(-1)  # [E, H, C]  summed into m_v (eq. 13)
 

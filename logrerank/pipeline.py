@@ -31,7 +31,8 @@ from .config import ROLE_NAMES, ConfigError, ContextConfig, GraphConfig, LoGConf
 from .context import build_context
 from .global_model import GlobalReranker
 from .graph import build_graph, edge_counts, relation_name
-from .io import normalize_passages
+from .io import prepare_input
+from .limits import DEFAULT_LIMITS, Limits
 from .local import LocalScorer, batches, collate, tokenize
 from .segment import passage_spans
 from .types import GraphEdge, InputError, Passage, Ranking, ScoredSentence
@@ -84,6 +85,9 @@ class LoGReranker(nn.Module):
         encoder: an already loaded backbone (loaded from ``config.backbone`` when None).
         tokenizer: its tokenizer (loaded when None).
     """
+
+    limits: Limits = DEFAULT_LIMITS
+    """Input limits applied by :meth:`encode` (assign ``model.limits = Limits(...)`` to change)."""
 
     def __init__(self, config: LoGConfig | None = None, encoder=None, tokenizer=None):
         super().__init__()
@@ -162,6 +166,8 @@ class LoGReranker(nn.Module):
         if missing:
             raise CheckpointError(f"{path}: missing tensors {missing[:5]}")
         for k, v in state.items():
+            if v.is_floating_point() and not torch.isfinite(v).all():
+                raise CheckpointError(f"{path}: tensor {k} has NaN or infinite values")
             if own[k].shape != v.shape:
                 raise CheckpointError(
                     f"{path}: tensor {k} has shape {tuple(v.shape)}, model expects {tuple(own[k].shape)}"
@@ -206,13 +212,14 @@ class LoGReranker(nn.Module):
     def encode(self, query: str, passages: Any) -> Encoded:
         """Segment, tokenise and run the local scorer (eqs. 1-6) once.
 
+        Input is validated and cut to ``self.limits`` (:mod:`logrerank.limits`); every cut,
+        dropped passage, replaced control character or duplicate becomes a warning.
+
         Raises:
-            InputError: empty query, no passages, or no passage with any text.
+            InputError: empty query, no passages, no passage with any text, or (strict limits)
+                input over a limit.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise InputError("the question is empty: type a question")
-        plist = normalize_passages(passages)
-        warnings: list[str] = []
+        query, plist, warnings = prepare_input(query, passages, self.limits)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         spans = [passage_spans(p) for p in plist]

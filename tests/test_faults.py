@@ -1,0 +1,297 @@
+"""Faults (issue 7.3 and 7.7): checkpoints that are missing, truncated, mismatched or unsafe give
+a clear error from the API and the CLI; a failing cross-encoder degrades visibly (seed 001).
+
+The basic checkpoint cases (missing / truncated / garbage files, bad JSON, unknown fields, wrong
+types, shape mismatches, unknown and missing tensors) live in ``test_pipeline.py``; this file
+fills the gaps around them.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from logrerank import cli
+from logrerank.backbone import BackboneError
+from logrerank.baselines.bm25 import BM25Reranker
+from logrerank.baselines.cross_encoder import CrossEncoder, CrossEncoderStage
+from logrerank.pipeline import CONFIG_NAME, WEIGHTS_NAME, CheckpointError, LoGReranker
+from logrerank.rankers import Models, build_rankers
+from logrerank.types import Passage
+
+QUERY = "does aspirin lower heart attack risk"
+PASSAGES = [
+    Passage("Aspirin reduces the risk of heart attack in adults.", title="Aspirin"),
+    Passage("Statins lower cholesterol. They are widely prescribed."),
+    Passage("The weather in Paris is mild in spring."),
+    Passage("Low-dose aspirin is used after a heart attack to prevent another one."),
+    Passage("Python is a programming language."),
+]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tiny_model, tmp_path_factory) -> Path:
+    return tiny_model.save_pretrained(tmp_path_factory.mktemp("faults") / "log")
+
+
+def _copy(checkpoint: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "ckpt"
+    shutil.copytree(checkpoint, path)
+    return path
+
+
+class _Exploit:
+    """Unpickling this writes a marker file: proof that a pickle was loaded."""
+
+    marker: Path | None = None
+
+    def __reduce__(self):
+        return (Path.write_text, (self.marker, "pwned"))
+
+
+# --------------------------------------------------------------------------------------
+# Safe loading: safetensors only
+
+
+def test_pickle_weights_are_never_loaded(checkpoint, tmp_path) -> None:
+    path = _copy(checkpoint, tmp_path)
+    (path / WEIGHTS_NAME).unlink()
+    marker = tmp_path / "marker"
+    exploit = _Exploit()
+    exploit.marker = marker
+    for name in ("pytorch_model.bin", "model.pt", "model.ckpt"):
+        (path / name).write_bytes(pickle.dumps(exploit))
+    with pytest.raises(CheckpointError, match="missing model.safetensors"):
+        LoGReranker.from_pretrained(path)
+    assert not marker.exists()
+
+
+def test_pickle_disguised_as_safetensors_is_rejected(checkpoint, tmp_path) -> None:
+    path = _copy(checkpoint, tmp_path)
+    marker = tmp_path / "marker"
+    exploit = _Exploit()
+    exploit.marker = marker
+    (path / WEIGHTS_NAME).write_bytes(pickle.dumps(exploit))
+    with pytest.raises(CheckpointError, match="cannot read"):
+        LoGReranker.from_pretrained(path)
+    assert not marker.exists()
+
+
+# --------------------------------------------------------------------------------------
+# Configs that name unknown fields or wrong shapes / types
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda m: m.update(bogus=1), r"unknown config field 'bogus'"),
+        (lambda m: m["local"].update(not_a_knob=2), "not_a_knob"),
+        (lambda m: m.update(backbone=5), "'backbone' must be an object"),
+        (lambda m: m["global"].update(hidden=48), "shape"),  # weights are hidden 32
+        (lambda m: m["local"].update(head_hidden=64), "shape"),
+        (lambda m: m["global"].update(layers=3), "missing tensors"),
+    ],
+)
+def test_config_with_unknown_fields_or_wrong_shapes(checkpoint, tmp_path, edit, match) -> None:
+    path = _copy(checkpoint, tmp_path)
+    meta = json.loads((path / CONFIG_NAME).read_text())
+    edit(meta["model"])
+    (path / CONFIG_NAME).write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=match) as info:
+        LoGReranker.from_pretrained(path)
+    assert str(path) in str(info.value)  # the message says which checkpoint
+
+
+@pytest.mark.parametrize("model", [[1], "x", None])
+def test_config_model_section_not_an_object(checkpoint, tmp_path, model) -> None:
+    path = _copy(checkpoint, tmp_path)
+    meta = json.loads((path / CONFIG_NAME).read_text())
+    meta["model"] = model
+    (path / CONFIG_NAME).write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="must be a JSON object"):
+        LoGReranker.from_pretrained(path)
+
+
+def test_empty_config_and_weights_folder(checkpoint, tmp_path) -> None:
+    path = _copy(checkpoint, tmp_path)
+    (path / CONFIG_NAME).write_text("")
+    with pytest.raises(CheckpointError, match="not valid JSON"):
+        LoGReranker.from_pretrained(path)
+    path = _copy(checkpoint, tmp_path / "b")
+    (path / WEIGHTS_NAME).unlink()
+    (path / WEIGHTS_NAME).mkdir()
+    with pytest.raises(CheckpointError, match=r"missing model.safetensors|cannot read"):
+        LoGReranker.from_pretrained(path)
+
+
+def test_dtype_changed_tensor_loads_or_fails_clearly(checkpoint, tmp_path) -> None:
+    path = _copy(checkpoint, tmp_path)
+    state = load_file(str(path / WEIGHTS_NAME))
+    state = {k: v.half() for k, v in state.items()}
+    save_file(state, str(path / WEIGHTS_NAME))
+    model = LoGReranker.from_pretrained(path)  # fp16 tensors are cast on load
+    r = model.rerank(QUERY, PASSAGES)
+    assert all(0.0 <= s.score <= 1.0 for s in r.sentences)
+
+
+def test_non_finite_weights_are_rejected(checkpoint, tmp_path) -> None:
+    path = _copy(checkpoint, tmp_path)
+    state = load_file(str(path / WEIGHTS_NAME))
+    key = next(k for k in state if k.startswith("local."))
+    state[key] = torch.full_like(state[key], float("nan"))
+    save_file(state, str(path / WEIGHTS_NAME))
+    with pytest.raises(CheckpointError, match="NaN|finite"):
+        LoGReranker.from_pretrained(path)
+
+
+def test_missing_or_truncated_backbone(checkpoint, tiny_dir, tmp_path) -> None:
+    # The checkpoint names a backbone folder that is gone ...
+    path = _copy(checkpoint, tmp_path)
+    meta = json.loads((path / CONFIG_NAME).read_text())
+    meta["model"]["backbone"]["name_or_path"] = str(tmp_path / "no-such-backbone")
+    (path / CONFIG_NAME).write_text(json.dumps(meta))
+    with pytest.raises(BackboneError, match="no-such-backbone"):
+        LoGReranker.from_pretrained(path)
+    # ... or whose weights are truncated.
+    backbone = tmp_path / "backbone"
+    shutil.copytree(tiny_dir, backbone)
+    weights = next(backbone.glob("*.safetensors"))
+    weights.write_bytes(weights.read_bytes()[:1000])
+    meta["model"]["backbone"]["name_or_path"] = str(backbone)
+    (path / CONFIG_NAME).write_text(json.dumps(meta))
+    with pytest.raises((BackboneError, CheckpointError), match="backbone|encoder"):
+        LoGReranker.from_pretrained(path)
+
+
+# --------------------------------------------------------------------------------------
+# CLI: one clear line, exit status 2
+
+
+@pytest.mark.parametrize("how", ["missing-folder", "missing-weights", "truncated", "bad-field"])
+def test_cli_checkpoint_errors_are_one_line(checkpoint, tmp_path, capsys, how) -> None:
+    path = _copy(checkpoint, tmp_path)
+    if how == "missing-folder":
+        path = tmp_path / "nowhere"
+    elif how == "missing-weights":
+        (path / WEIGHTS_NAME).unlink()
+    elif how == "truncated":
+        data = (path / WEIGHTS_NAME).read_bytes()
+        (path / WEIGHTS_NAME).write_bytes(data[: len(data) // 3])
+    else:
+        meta = json.loads((path / CONFIG_NAME).read_text())
+        meta["model"]["graph"]["tau"] = 0.5
+        (path / CONFIG_NAME).write_text(json.dumps(meta))
+    passages = tmp_path / "p.txt"
+    passages.write_text("Aspirin works.\n\nStatins too.", encoding="utf-8")
+    rc = cli.main(["rerank", "-q", QUERY, "-p", str(passages), "--checkpoint", str(path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith("logrerank: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+# --------------------------------------------------------------------------------------
+# A failing cross-encoder degrades as seed 001 says: BM25 order, visible warning
+
+
+@pytest.fixture(scope="module")
+def tiny_ce_dir(tmp_path_factory, tokenizer) -> Path:
+    from transformers import BertConfig, BertForSequenceClassification
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    path = tmp_path_factory.mktemp("faults-ce")
+    cfg = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        num_labels=1,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(7)
+        BertForSequenceClassification(cfg).eval().save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def _bm25_order() -> list[int]:
+    return BM25Reranker("passage").rank(QUERY, PASSAGES).passage_order()
+
+
+def _assert_degraded(r, reason: str) -> None:
+    assert r.passage_order() == _bm25_order()
+    assert r.info["degraded"] is True and r.info["first_pass"] == "bm25"
+    msgs = [w for w in r.warnings if w.startswith("cross-encoder unavailable")]
+    assert msgs and reason in msgs[0] and "showing first-pass order" in msgs[0], r.warnings
+    json.dumps(r.to_dict())
+
+
+def test_ce_stage_from_registry_with_missing_model_degrades(tmp_path) -> None:
+    rankers = build_rankers(["ce-stage"], Models(cross_encoder_path=str(tmp_path / "gone")))
+    stage = rankers["ce-stage"]
+    _assert_degraded(stage.rank(QUERY, PASSAGES), "does not exist")
+    _assert_degraded(stage.rank(QUERY, PASSAGES), "does not exist")  # every call, not once
+
+
+def test_ce_stage_with_broken_weights_degrades(tiny_ce_dir, tmp_path) -> None:
+    broken = tmp_path / "ce"
+    shutil.copytree(tiny_ce_dir, broken)
+    weights = next(broken.glob("*.safetensors"))
+    weights.write_bytes(weights.read_bytes()[:500])
+    stage = CrossEncoderStage(BM25Reranker("passage"), broken)
+    _assert_degraded(stage.rank(QUERY, PASSAGES), "failed to load")
+
+
+def test_ce_stage_transient_scoring_failure_recovers(tiny_ce_dir, monkeypatch) -> None:
+    model = CrossEncoder(tiny_ce_dir, device="cpu", precision="fp32")
+    stage = CrossEncoderStage(BM25Reranker("passage"), model)
+    healthy = stage.rank(QUERY, PASSAGES)
+    assert healthy.info["degraded"] is False and healthy.info["reranked"] == len(PASSAGES)
+    real = model.predict
+    monkeypatch.setattr(model, "predict", lambda pairs: (_ for _ in ()).throw(MemoryError("oom")))
+    _assert_degraded(stage.rank(QUERY, PASSAGES), "MemoryError: oom")
+    monkeypatch.setattr(model, "predict", real)
+    again = stage.rank(QUERY, PASSAGES)
+    assert again.info["degraded"] is False
+    assert again.passage_order() == healthy.passage_order()
+
+
+def test_ce_stage_wrong_score_count_degrades(tiny_ce_dir, monkeypatch) -> None:
+    model = CrossEncoder(tiny_ce_dir, device="cpu", precision="fp32")
+    monkeypatch.setattr(model, "predict", lambda pairs: [0.5])
+    stage = CrossEncoderStage(BM25Reranker("passage"), model)
+    _assert_degraded(stage.rank(QUERY, PASSAGES), "got 1 scores")
+
+
+# --------------------------------------------------------------------------------------
+# Concurrency: the app serves requests from several threads on one model
+
+
+def test_concurrent_reranks_match_sequential(tiny_model) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    passages = [
+        f"Finding {i} concerns aspirin and platelets. Bleeding rose in arm {i}. Deaths fell."
+        for i in range(10)
+    ]
+    expected = [(s.node, s.score) for s in tiny_model.rerank(QUERY, passages).sentences]
+
+    def one(_):
+        try:
+            return [(s.node, s.score) for s in tiny_model.rerank(QUERY, passages).sentences]
+        except Exception as exc:  # noqa: BLE001 - reported below
+            return repr(exc)
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(one, range(40)))
+    bad = [r for r in results if r != expected]
+    assert not bad, f"{len(bad)}/40 concurrent calls differ, e.g. {str(bad[0])[:200]}"
