@@ -250,31 +250,74 @@ class LocalScorer(nn.Module):
         """Parameters of the trainable joint top layers (isolated mode; else empty)."""
         return list(self.joint_layers.parameters()) if self.config.isolated_layers else []
 
-    def _encode_isolated(self, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
-        """Isolated lower layers, then the frozen prior branch and the trainable joint branch.
+    def _isolated_stack(self, ids: Tensor, pos: Tensor, span: Tensor) -> tuple[Tensor, Tensor]:
+        """Frozen packaged layers with attention kept inside each span (no gradient).
 
         Returns:
-            ``H`` [B, L, d] joint token states and ``P`` [B, L, d] prior (bi-encoder) states.
+            ``x`` [B, L, d] after the lowest ``isolated_layers`` layers (input of the joint
+            branch) and ``P`` [B, L, d] after all layers (the prior branch).
         """
         enc, k = self.encoder, self.config.isolated_layers
-        ids, span = batch["input_ids"], batch["span"]  # [B, L]
-        B, L = ids.shape
+        L = ids.size(1)
         eye = torch.eye(L, dtype=torch.bool, device=ids.device)[None]  # pads attend to themselves
-        real = span >= 0  # [B, L]; every real token belongs to one segment in isolated mode
-        iso = ((span[:, :, None] == span[:, None, :]) & real[:, :, None]) | eye  # [B, L, L]
-        joint = (real[:, None, :] & real[:, :, None]) | eye  # [B, L, L]
-        iso, joint = iso[:, None], joint[:, None]  # [B, 1, L, L] (True = attend)
-        with torch.no_grad():  # lower layers and prior branch are the frozen packaged model
+        real = span >= 0  # [B, L]
+        iso = (((span[:, :, None] == span[:, None, :]) & real[:, :, None]) | eye)[:, None]
+        with torch.no_grad():
             x = enc.embeddings(
-                input_ids=ids,
-                token_type_ids=torch.zeros_like(ids),
-                position_ids=batch["position_ids"],
+                input_ids=ids, token_type_ids=torch.zeros_like(ids), position_ids=pos
             )
             for layer in enc.encoder.layer[:k]:
                 x = layer(x, iso)
             P = x
             for layer in enc.encoder.layer[k:]:
                 P = layer(P, iso)
+        return x, P
+
+    @torch.no_grad()
+    def encode_segments(self, segments: list[list[int]]) -> list[tuple[Tensor, Tensor]]:
+        """Query-independent part of isolated mode for ``[CLS] x [SEP]`` token-id segments.
+
+        A segment's lower-layer states and prior embedding do not depend on the query or on the
+        other sentences of its window, so training can compute them once per sentence and pass
+        them to :meth:`forward` as ``batch["lower"]`` / ``batch["prior_emb"]``.
+
+        Returns:
+            Per segment, ``(x [n, d]`` states after the isolated layers, ``e [d]`` unit-norm
+            prior embedding ``)``.
+        """
+        n = max(len(t) for t in segments)
+        dev = next(self.parameters()).device
+        ids = torch.zeros(len(segments), n, dtype=torch.long)
+        span = torch.full((len(segments), n), -1, dtype=torch.long)
+        for i, t in enumerate(segments):
+            ids[i, : len(t)] = torch.tensor(t)
+            span[i, : len(t)] = 0
+        ids, span = ids.to(dev), span.to(dev)
+        pos = torch.arange(n, device=dev).expand(len(segments), n)
+        x, P = self._isolated_stack(ids, pos, span)
+        real = (span >= 0).unsqueeze(-1).float()
+        e = torch.nn.functional.normalize((P.float() * real).sum(1) / real.sum(1), dim=-1)
+        return [(x[i, : len(t)], e[i]) for i, t in enumerate(segments)]
+
+    def _encode_isolated(self, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor | None]:
+        """Isolated lower layers, then the frozen prior branch and the trainable joint branch.
+
+        Uses ``batch["lower"]`` (and skips the frozen layers) when the caller precomputed it.
+
+        Returns:
+            ``H`` [B, L, d] joint token states and ``P`` [B, L, d] prior (bi-encoder) states
+            (None when precomputed states were given).
+        """
+        ids, span = batch["input_ids"], batch["span"]  # [B, L]
+        B, L = ids.shape
+        P = None
+        if "lower" in batch:
+            x = batch["lower"]
+        else:
+            x, P = self._isolated_stack(ids, batch["position_ids"], span)
+        # key-padding mask [B, 1, 1, L]: every token attends to every real token of its window
+        # (pad rows too, which keeps them finite; they are never pooled)
+        joint = (span >= 0)[:, None, None, :]
         seg = (span >= B).long()  # [B, L] 1 = sentence segment (span ids >= B), 0 = query/pad
         H = x.detach() + self.segment_emb(seg).to(x.dtype)
         for layer in self.joint_layers:
@@ -307,7 +350,10 @@ class LocalScorer(nn.Module):
         prior = None
         if self.config.isolated_layers:
             H, P = self._encode_isolated(batch)  # [B, L, d] each
-            e = torch.nn.functional.normalize(pool(P), dim=-1)  # packaged sentence embeddings
+            if P is None:
+                e = batch["prior_emb"]  # [W + M, d] precomputed (encode_segments)
+            else:
+                e = torch.nn.functional.normalize(pool(P), dim=-1)  # packaged sentence embeddings
             prior_cos = (e[:W][batch["sent_window"]] * e[W:]).sum(-1)  # [M]
             prior = self.prior_scale * (prior_cos - self.config.prior_shift)
         else:

@@ -57,6 +57,9 @@ class TrainConfig:
     sources: list[str] = field(default_factory=lambda: ["scifact", "citint"])  # train sets
     max_queries: dict[str, int] = field(default_factory=dict)  # per-source cap (0/absent = all)
     negatives: int = 7  # BM25 hard-negative passages per query (stage 1)
+    # further negatives drawn uniformly from the rest of the 50-candidate pool (stage 1), so the
+    # model also sees the easy candidates it must keep down at test time
+    random_negatives: int = 0
     trainable_layers: int = 2  # top encoder layers fine-tuned (stage 1); the rest stay packaged
     epochs: int = 2  # passes over the training queries
     lr: float = 2e-5  # learning rate of the encoder layers (stage 1) / graph model (stage 2)
@@ -115,12 +118,16 @@ def load_train_queries(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
     return train, dev
 
 
-def sample_passages(ex: Example, negatives: int, rng: random.Random) -> list[int]:
-    """Indices of the gold candidates plus ``negatives`` BM25 hard negatives (pool order)."""
+def sample_passages(
+    ex: Example, negatives: int, rng: random.Random, random_negatives: int = 0
+) -> list[int]:
+    """Indices of the gold candidates, ``negatives`` BM25 hard negatives (drawn from the top
+    ``2 * negatives`` non-gold candidates) and ``random_negatives`` from the rest (pool order)."""
     gold = [i for i, d in enumerate(ex.candidates) if d.doc_id in set(ex.gold_doc_ids)]
     neg = [i for i, d in enumerate(ex.candidates) if d.doc_id not in set(ex.gold_doc_ids)]
-    hard = neg[: max(negatives * 2, negatives)]
+    hard, rest = neg[: negatives * 2], neg[negatives * 2 :]
     picked = rng.sample(hard, min(negatives, len(hard)))
+    picked += rng.sample(rest, min(random_negatives, len(rest)))
     return sorted(gold + picked)
 
 
@@ -148,7 +155,51 @@ class RoleTargets:
 
 
 # ----------------------------------------------------------------------------- stage 1
-def local_step_loss(model, ex: Example, idx: list[int], roles: RoleTargets, cfg: TrainConfig):
+class SegmentCache:
+    """Isolated-mode training cache: per ``[CLS] x [SEP]`` segment (keyed by its token ids),
+    the frozen lower-layer states and the prior embedding (``LocalScorer.encode_segments``).
+
+    They do not depend on the query or on the window, so every sentence is pushed through the
+    frozen packaged layers once per run instead of once per step; the result is identical to
+    the uncached forward (tested).
+    """
+
+    def __init__(self, scorer, chunk: int = 64):
+        self.scorer, self.chunk = scorer, chunk
+        self.store: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def fill(self, batch: dict[str, torch.Tensor], windows) -> None:
+        """Add ``batch["lower"]`` [B, L, d] and ``batch["prior_emb"]`` [W + M, d] in place."""
+        segs = []  # (window, segment k, start, end)
+        for b, w in enumerate(windows):
+            start = 0
+            for i in range(1, len(w.span_ids) + 1):
+                if i == len(w.span_ids) or w.span_ids[i] != w.span_ids[start]:
+                    segs.append((b, w.span_ids[start], start, i))
+                    start = i
+        keys = [tuple(windows[b].input_ids[a:e]) for b, _, a, e in segs]
+        todo = sorted({k for k in keys if k not in self.store}, key=len)
+        for i in range(0, len(todo), self.chunk):
+            part = todo[i : i + self.chunk]
+            for k, v in zip(part, self.scorer.encode_segments([list(t) for t in part])):
+                self.store[k] = (v[0].detach().clone(), v[1].detach().clone())
+        B, L = batch["input_ids"].shape
+        first = self.store[keys[0]][0]
+        lower = torch.zeros(B, L, first.size(-1), dtype=first.dtype, device=first.device)
+        prior = torch.zeros(B + batch["nodes"].numel(), first.size(-1), device=first.device)
+        offset = B
+        for (b, k, a, e), key in zip(segs, keys):
+            x, emb = self.store[key]
+            lower[b, a:e] = x
+            prior[b if k == 0 else offset + k - 1] = emb
+            if k == len(windows[b].nodes):
+                offset += k
+        batch["lower"], batch["prior_emb"] = lower, prior
+
+
+def local_step_loss(
+    model, ex: Example, idx: list[int], roles: RoleTargets, cfg: TrainConfig, cache=None
+):
     """Loss of one query (eqs. 20-22 + L_cal) on the sampled passages ``idx``."""
     from .local import collate, tokenize
 
@@ -166,6 +217,8 @@ def local_step_loss(model, ex: Example, idx: list[int], roles: RoleTargets, cfg:
         isolated=c.local.isolated_layers > 0,
     )
     batch = collate(tok.windows, model.device_)
+    if cache is not None:
+        cache.fill(batch, tok.windows)
     out, _ = model.local(batch)
     nodes = out.nodes  # [M] node ids in document order of the sampled passages
     logits = torch.empty(tok.num_nodes, device=out.logits.device)
@@ -276,6 +329,7 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
     if step:
         print(f"resumed at step {step}", file=log, flush=True)
     roles = RoleTargets(cfg.role_tagger if cfg.lam > 0 else None)
+    cache = SegmentCache(model.local) if isolated else None
     print(
         f"trainable encoder tensors {len(enc_names)}, role targets: "
         f"{'tagger' if roles.tagger else 'none (lambda ignored)'}",
@@ -302,10 +356,13 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         for k in range(cfg.grad_accum):
             ex = train[flat[(s * cfg.grad_accum + k) % len(flat)]]
             idx = sample_passages(
-                ex, cfg.negatives, random.Random(cfg.seed * 1_000_003 + s * 31 + k)
+                ex,
+                cfg.negatives,
+                random.Random(cfg.seed * 1_000_003 + s * 31 + k),
+                cfg.random_negatives,
             )
             with _autocast(model, cfg.bf16):
-                loss = local_step_loss(model, ex, idx, roles, cfg)
+                loss = local_step_loss(model, ex, idx, roles, cfg, cache)
             if loss is None:
                 continue
             (loss / cfg.grad_accum).backward()

@@ -112,3 +112,23 @@ def test_isolated_layers_out_of_range_is_rejected(tokenizer) -> None:
     enc = make_tiny_encoder(len(tokenizer), layers=2)
     with pytest.raises(ValueError, match="isolated_layers"):
         LocalScorer(enc, dataclasses.replace(LocalConfig(), isolated_layers=2))
+
+
+def test_segment_cache_gives_the_uncached_forward(iso_scorer, tokenizer) -> None:
+    # Training precomputes the query-independent lower layers once per sentence
+    # (train.SegmentCache); the cached forward must equal the plain one.
+    from logrerank.train import SegmentCache
+
+    tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=30, max_query_tokens=8, isolated=True)
+    assert len(tok.windows) > len(PASSAGES)  # several windows per passage
+    batch = collate(tok.windows)
+    plain, _ = iso_scorer(batch)
+    cache = SegmentCache(iso_scorer, chunk=3)
+    cached_batch = collate(tok.windows)
+    cache.fill(cached_batch, tok.windows)
+    cached, _ = iso_scorer(cached_batch)
+    assert torch.allclose(plain.logits, cached.logits, atol=1e-5)
+    assert torch.allclose(plain.h_s, cached.h_s, atol=1e-5)
+    assert torch.allclose(plain.role_logits, cached.role_logits, atol=1e-5)
+    n_segments = len(tok.windows) + tok.num_nodes
+    assert len(cache.store) == n_segments - len(tok.windows) + 1  # one query entry, reused
