@@ -350,10 +350,8 @@ class LocalScorer(nn.Module):
         prior = None
         if self.config.isolated_layers:
             H, P = self._encode_isolated(batch)  # [B, L, d] each
-            if P is None:
-                e = batch["prior_emb"]  # [W + M, d] precomputed (encode_segments)
-            else:
-                e = torch.nn.functional.normalize(pool(P), dim=-1)  # packaged sentence embeddings
+            # [W + M, d] unit-norm packaged embeddings: precomputed (encode_segments) or pooled
+            e = batch["prior_emb"] if P is None else torch.nn.functional.normalize(pool(P), dim=-1)
             prior_cos = (e[:W][batch["sent_window"]] * e[W:]).sum(-1)  # [M]
             prior = self.prior_scale * (prior_cos - self.config.prior_shift)
         else:
