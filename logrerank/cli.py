@@ -1,4 +1,4 @@
-"""Command line: ``logrerank rerank | eval | train | app``.
+"""Command line: ``logrerank rerank | eval | train | app | bench``.
 
 Errors in the user's input print a one-line message and exit with status 2; nothing crashes
 with a traceback on bad input.
@@ -209,6 +209,21 @@ def _cmd_app(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    """Run ``bench/speed.py`` (a source checkout's benchmark script) with these options."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "speed.py"
+    if not path.is_file():
+        raise InputError(
+            f"bench/speed.py not found next to the package ({path}): run from a checkout"
+        )
+    spec = importlib.util.spec_from_file_location("logrerank_bench_speed", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     parser = argparse.ArgumentParser(prog="logrerank", description=__doc__.splitlines()[0])
@@ -289,6 +304,36 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("app", help="start the Gradio app on 127.0.0.1")
     a.add_argument("--port", type=int, default=7860)
     a.set_defaults(func=_cmd_app)
+
+    b = sub.add_parser(
+        "bench",
+        help="speed benchmark: LoG (per stage) vs cross-encoder vs BM25 (bench/speed.py)",
+        description="Runs bench/speed.py: interleaved timings on SciFact dev 50-candidate pools, "
+        "p50/p95 per ranker and stage, LoG/cross-encoder ratio, peak memory, model load times.",
+    )
+    b.add_argument("--queries", type=int, default=20, help="timed pools (default 20)")
+    b.add_argument("--warmup", type=int, default=2, help="untimed pools first (default 2)")
+    b.add_argument("--checkpoint", default=None, help="LoG checkpoint (default: bundled)")
+    b.add_argument("--cross-encoder", default=None, help="cross-encoder folder (default: bundled)")
+    b.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"])
+    b.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch default)")
+    b.add_argument(
+        "--quantize",
+        default="none",
+        choices=["none", "int8"],
+        help="int8: dynamic int8 Linear layers in LoG's encoder and the cross-encoder (CPU)",
+    )
+    b.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
+    b.add_argument(
+        "--source",
+        default="scifact",
+        choices=["scifact", "synthetic"],
+        help="SciFact dev pools (needs ../shared/data) or synthetic passages (no data)",
+    )
+    b.add_argument("--passages", type=int, default=50, help="passages per query (default 50)")
+    b.add_argument("--data-root", default=None, help="data folder (default ../shared/data)")
+    b.add_argument("--out", default="runs/bench/speed", help="folder for results.json / .md")
+    b.set_defaults(func=_cmd_bench)
     return parser
 
 

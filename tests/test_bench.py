@@ -1,0 +1,298 @@
+"""Smoke tests of the benchmark tooling (issue 6): the int8 quantisation helper,
+``bench/speed.py`` (and ``logrerank bench``) and ``bench/scaling.py`` on the tiny model.
+
+Everything runs on the tiny random BERT of conftest.py with a handful of short synthetic
+passages; only the test marked ``data`` reads ../shared/data (skipped without it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from logrerank.cli import build_parser, main
+from logrerank.data.readers import default_data_root
+from logrerank.quantize import (
+    QuantizationError,
+    count_linear,
+    quantize_cross_encoder,
+    quantize_dynamic_int8,
+    quantize_log_reranker,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+QUERY = "Do statins reduce the risk of dementia?"
+PASSAGES = [
+    {"title": "Cohort", "text": "Statin users had a lower risk of dementia. The effect was small."},
+    {"title": "Trial", "text": "No difference was seen in the trial. Adherence was high."},
+    "Healthy-user bias may explain the association. Confounding remains possible.",
+]
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+speed = _load("speed")
+scaling = _load("scaling")
+
+
+@pytest.fixture(scope="module")
+def tiny_ckpt(make_tiny_model, tmp_path_factory) -> Path:
+    """The tiny LoG model saved as a checkpoint folder (for the scripts' --checkpoint)."""
+    return make_tiny_model().save_pretrained(tmp_path_factory.mktemp("tiny-log"))
+
+
+@pytest.fixture(scope="module")
+def tiny_ce(tiny_dir):
+    from logrerank.baselines.cross_encoder import CrossEncoder
+
+    return CrossEncoder(str(tiny_dir), device="cpu", precision="fp32")
+
+
+def _tiny_args(tiny_ckpt: Path, tiny_dir: Path, out: Path) -> list[str]:
+    return [
+        "--source", "synthetic", "--queries", "1", "--warmup", "1", "--passages", "3",
+        "--checkpoint", str(tiny_ckpt), "--cross-encoder", str(tiny_dir),
+        "--precision", "fp32", "--device", "cpu", "--out", str(out),
+    ]  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------
+# quantize
+
+
+def test_quantize_linear_replaced_and_close():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4)).eval()
+    x = torch.randn(8, 16)
+    ref = m(x)
+    assert count_linear(m) == (2, 0)
+    q = quantize_dynamic_int8(m)
+    assert count_linear(q) == (0, 2)
+    torch.testing.assert_close(q(x), ref, atol=0.05, rtol=0.05)
+    bare = nn.Linear(16, 4).eval()  # a bare Linear is returned as a new, quantised module
+    qb = quantize_dynamic_int8(bare)
+    assert count_linear(qb) == (0, 1)
+    torch.testing.assert_close(qb(x), bare(x), atol=0.05, rtol=0.05)
+
+
+def test_quantize_refuses_non_cpu_modules():
+    with pytest.raises(QuantizationError, match="CPU only"):
+        quantize_dynamic_int8(nn.Linear(4, 4, device="meta"))
+
+
+def test_quantize_log_reranker_close_to_fp32(make_tiny_model):
+    fp32, q = make_tiny_model(), make_tiny_model()
+    n_before = count_linear(q.local.encoder)[0]
+    info = quantize_log_reranker(q)
+    assert count_linear(q.local.encoder) == (0, n_before) and n_before > 0
+    assert info["quantized_linear"] == n_before
+    assert info["float_linear_left"] > 0  # heads and graph model stay float32
+    assert q.autocast_dtype is None
+    a, b = fp32.encode(QUERY, PASSAGES), q.encode(QUERY, PASSAGES)
+    scale = a.h.abs().max()
+    assert (a.h - b.h).abs().max() <= 0.05 * scale
+    torch.testing.assert_close(b.local_logits, a.local_logits, atol=0.05, rtol=0.05)
+    ranking = q.rank_encoded(b)
+    assert len(ranking.sentences) == len(a.sentences)
+
+
+def test_quantize_cross_encoder_close_to_fp32(tiny_dir):
+    from logrerank.baselines.cross_encoder import CrossEncoder
+
+    fp32 = CrossEncoder(str(tiny_dir), device="cpu", precision="fp32")
+    q = CrossEncoder(str(tiny_dir), device="cpu", precision="fp32")
+    info = quantize_cross_encoder(q)
+    assert info["quantized_linear"] > 0 and info["float_linear_left"] == 0
+    pairs = [(QUERY, p if isinstance(p, str) else p["text"]) for p in PASSAGES]
+    ref, got = fp32.predict(pairs), q.predict(pairs)
+    assert max(abs(x - y) for x, y in zip(ref, got)) < 0.05 * max(1.0, *map(abs, ref))
+
+
+# --------------------------------------------------------------------------------------
+# bench/speed.py
+
+
+def test_summary_percentiles():
+    s = speed.summary([4.0, 1.0, 3.0, 2.0])
+    assert s["p50"] == pytest.approx(2.5) and s["mean"] == pytest.approx(2.5)
+    assert s["p95"] == pytest.approx(3.85) and s["n"] == 4
+    assert speed.summary([])["n"] == 0
+
+
+def test_synthetic_pools_are_distinct():
+    pools = speed.synthetic_pools(3, passages=5, sentences=2)
+    assert len(pools) == 3 and len({q for q, _ in pools}) == 3
+    for _, ps in pools:
+        assert len(ps) == 5 and len({p["title"] for p in ps}) == 5
+
+
+def test_memory_phases_record_peaks():
+    mem = speed.Memory()
+    with mem.phase("alloc"):
+        buf = bytearray(64 * 2**20)
+        buf[::4096] = b"x" * len(buf[::4096])  # touch every page
+        del buf
+    rep = mem.report()
+    row = rep["phases"]["alloc"]
+    assert row["runs"] == 1 and row["peak_mb"] >= row["rss_after_mb"] - 1
+    if rep["peak_reset_per_phase"]:
+        assert row["peak_over_start_mb"] >= 50
+    assert rep["process_peak_rss_mb"] >= row["peak_mb"] - 1
+
+
+def test_clear_memos_makes_repeats_pay(tiny_ce):
+    class Memo:
+        _memo = {"x": 1.0}
+        cache_key, cache_value = "k", "v"
+
+    m = Memo()
+    speed.clear_memos(m)
+    assert m._memo == {} and m.cache_key is None and m.cache_value is None
+
+
+def test_measure_on_tiny_models(tiny_model, tiny_ce):
+    pools = speed.synthetic_pools(3, passages=4, sentences=2)
+    out = speed.measure(pools, tiny_model, tiny_ce, warmup=1)
+    rows = out["rows"]
+    assert {k: len(v) for k, v in rows.items()} == {"log": 2, "ce": 2, "bm25": 2}
+    for r in rows["log"]:
+        assert r["e2e"] >= sum(r[k] for k in speed.LOG_STAGES if k != "overhead")
+        assert r["knob"] > 0 and r["passages"] == 4 and r["tokens"] <= r["padded_tokens"]
+    assert all(r["pairs"] == 4 and r["model"] > 0 for r in rows["ce"])
+    a = speed.analyse(rows)
+    assert 0 < a["graph_share"] < 1
+    assert sum(a["stage_share_of_log"].values()) == pytest.approx(1.0, rel=1e-6)
+    assert a["ratios"]["log_over_ce_p50"] > 0
+    mem = out["memory"].report()
+    assert {"log", "ce", "bm25", "warmup"} <= set(mem["phases"])
+    targets = speed.check_targets(a, mem["process_peak_rss_mb"])
+    assert set(targets) == set(speed.TARGETS)
+    assert targets["graph_share"]["ok"] in (True, False)
+
+
+def test_speed_script_and_cli_bench(tiny_ckpt, tiny_dir, tmp_path, capsys):
+    out = tmp_path / "cli"
+    assert main(["bench", *_tiny_args(tiny_ckpt, tiny_dir, out)]) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["meta"]["queries"] == 1 and res["meta"]["precision"] == "float32"
+    assert set(res["load_s"]) == {"log", "cross_encoder"}
+    assert res["analysis"]["stats"]["log"]["n"] == 1
+    md = (out / "results.md").read_text()
+    for needle in ("| log.local |", "| knob (rank_encoded) |", "| cross-encoder |", "| bm25 |"):
+        assert needle in md
+    assert "LoG / cross-encoder" in capsys.readouterr().out
+
+    out8 = tmp_path / "int8"
+    assert speed.main([*_tiny_args(tiny_ckpt, tiny_dir, out8), "--quantize", "int8"]) == 0
+    res8 = json.loads((out8 / "results.json").read_text())
+    assert res8["meta"]["quantize"] == "int8"
+    assert res8["quantize"]["log"]["quantized_linear"] > 0
+    assert res8["quantize"]["cross_encoder"]["float_linear_left"] == 0
+
+
+def test_speed_int8_refuses_gpu(tiny_ckpt, tiny_dir, tmp_path, capsys):
+    args = _tiny_args(tiny_ckpt, tiny_dir, tmp_path)
+    args[args.index("--device") + 1] = "cuda"
+    assert speed.main([*args, "--quantize", "int8"]) == 2
+    assert "CPU only" in capsys.readouterr().err
+
+
+def test_cli_bench_options_match_the_script():
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    cli = {a.dest: a.default for a in sub.choices["bench"]._actions if a.dest != "help"}
+    script = {a.dest: a.default for a in speed.build_parser()._actions if a.dest != "help"}
+    assert cli == script
+
+
+# --------------------------------------------------------------------------------------
+# bench/scaling.py
+
+
+def test_linear_fit():
+    f = scaling.linear_fit([1.0, 2.0, 3.0], [3.0, 5.0, 7.0])
+    assert f["a"] == pytest.approx(1.0) and f["b"] == pytest.approx(2.0)
+    assert f["r2"] == pytest.approx(1.0)
+    assert scaling.linear_fit([1.0], [2.0])["b"] != scaling.linear_fit([1.0], [2.0])["b"]  # NaN
+
+
+def test_scaling_worker_in_process(tiny_ckpt, tiny_dir, tmp_path):
+    inputs = [list(p) for p in speed.synthetic_pools(2, passages=3, sentences=2)]
+    for ranker in ("log", "ce"):
+        spec = {
+            "ranker": ranker, "inputs": inputs, "warmup": 1, "checkpoint": str(tiny_ckpt),
+            "cross_encoder": str(tiny_dir), "precision": "fp32", "threads": 0,
+            "quantize": "none", "device": "cpu",
+        }  # fmt: skip
+        path = tmp_path / f"{ranker}.json"
+        path.write_text(json.dumps(spec))
+        r = scaling.worker(str(path))
+        assert r["ranker"] == ranker and r["median"]["e2e"] > 0 and len(r["e2e_all"]) == 1
+        assert (
+            r["process_peak_rss_mb"] > 0 and "log" in r["load_s"] or "cross_encoder" in r["load_s"]
+        )
+        if ranker == "log":
+            assert r["median"]["passages"] == 3 and r["median"]["local"] > 0
+
+
+def test_scaling_run_fresh_subprocesses(tiny_ckpt, tiny_dir, tmp_path):
+    args = scaling.build_parser().parse_args(
+        [
+            "--passages", "2,3", "--sentences", "2", "--length-passages", "2",
+            "--repeats", "1", "--warmup", "0", "--rankers", "log",
+            "--source", "synthetic", "--checkpoint", str(tiny_ckpt),
+            "--precision", "fp32", "--device", "cpu", "--out", str(tmp_path),
+            "--figure", str(tmp_path / "fig.html"),
+        ]
+    )  # fmt: skip
+    res = scaling.run(args)
+    assert [(r["sweep"], r["passages"], r["sentences"]) for r in res["results"]] == [
+        ("passages", 2, None),
+        ("passages", 3, None),
+        ("length", 2, 2),
+    ]
+    assert "passages.log.seconds" in res["fits"]
+    assert (tmp_path / "results.json").is_file()
+    assert "| passages | 3 |" in (tmp_path / "results.md").read_text()
+    assert res["figure"] and Path(res["figure"]).is_file()
+
+
+def test_scaling_figure_png_or_html_fallback(tmp_path):
+    pytest.importorskip("plotly")
+    row = {
+        "ranker": "log", "sweep": "passages", "passages": 2, "sentences": None,
+        "median": {"e2e": 1.0, "local": 0.8, "graph": 0.05, "global": 0.1, "context": 0.01},
+        "inference_mb": 10.0,
+    }  # fmt: skip
+    res = {
+        "meta": {"length_passages": 50, "device": "cpu", "cpus": 2, "source": "synthetic"},
+        "results": [row, {**row, "passages": 4, "median": {**row["median"], "e2e": 2.0}}],
+    }
+    path = scaling.figure(res, tmp_path / "fig.png")
+    assert path is not None and path.is_file() and path.suffix in (".png", ".html")
+
+
+# --------------------------------------------------------------------------------------
+# real data
+
+needs_data = pytest.mark.skipif(
+    not default_data_root().is_dir(), reason="public data not found (set LOGRERANK_DATA)"
+)
+
+
+@pytest.mark.data
+@needs_data
+def test_scifact_pools_have_50_candidates():
+    pools = speed.scifact_pools(2)
+    assert len(pools) == 2
+    assert all(len(p) == 50 and q for q, p in pools)
