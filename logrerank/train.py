@@ -72,6 +72,9 @@ class TrainConfig:
     mu: float = 1.0  # weight of the cross-passage calibration loss L_cal (our addition)
     role_tagger: str | None = "default"  # role-tagger checkpoint for soft targets; None = no L_role
     max_pairs: int = 4096  # preference pairs per query at most (stage 2)
+    # stage-2 pairs: "paper" = eq. 23's cross-passage pairs; "graded" = every pair of sentences
+    # with different grades (rationale > other sentence of a cited passage > non-cited)
+    pairs: str = "paper"
     # Stage 2: if > 0, pick tau_sim on the TRAIN pools so that the mean number of similarity
     # edges per node is closest to this (the paper's pools: (3387.3 - ~480 adjacency) / 530.6
     # nodes ~= 5.5); 0 = keep the configured tau_sim.
@@ -420,58 +423,55 @@ def pool_targets(ex: Example, enc) -> tuple[torch.Tensor, torch.Tensor]:
     return prank, srank
 
 
-def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
-    """Stage 2: freeze the stage-1 model, train the graph encoder + global scorer (eq. 23)."""
-    from .graph import build_graph
-    from .pipeline import LoGReranker
+def graded_pairs(ex: Example, enc, max_pairs: int | None = None) -> torch.Tensor:
+    """All (u, v) with grade(u) > grade(v), within and across passages (``pairs = "graded"``).
 
-    set_seed(cfg.seed)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    t_start = time.perf_counter()
-    model = LoGReranker.from_pretrained(cfg.init)
-    if cfg.model:
-        merged = LoGConfig.from_dict({**model.config.to_dict(), **cfg.model})
-        model.config.graph, model.config.global_ = merged.graph, merged.global_
-    for p in model.local.parameters():
-        p.requires_grad = False
-    train, dev = load_train_queries(cfg)
-    print(
-        f"train queries {len(train)}, held-out {len(dev)}; encoding pools...", file=log, flush=True
-    )
+    Grade 2: a rationale sentence (SciFact) or any sentence of a cited passage without sentence
+    labels (Citation-Integrity); 1: another sentence of a cited passage; 0: a sentence of a
+    non-cited passage. Eq. 23's pairs are the cross-passage subset; this adds the pairs that
+    keep non-rationale sentences of a cited passage below its rationale.
+    """
+    gold = set(ex.gold_doc_ids)
+    grade = torch.zeros(len(enc.sentences))
+    for s in enc.sentences:
+        d = ex.candidates[s.passage_idx]
+        if d.doc_id in gold:
+            labels = ex.gold_sentences.get(d.doc_id)
+            grade[s.node] = 2.0 if labels is None or s.sent_idx in labels else 1.0
+    u, v = (grade[:, None] > grade[None, :]).nonzero(as_tuple=True)
+    pairs = torch.stack([u, v])
+    if max_pairs is not None and pairs.size(1) > max_pairs:
+        idx = torch.linspace(0, pairs.size(1) - 1, max_pairs).round().long()
+        pairs = pairs[:, idx]
+    return pairs
+
+
+def encode_pools(model, examples: list[Example], log=sys.stdout, t_start: float = 0.0) -> list:
+    """Encode each example's whole pool once (stage-2 inputs; the local model is frozen)."""
     encs = []
-    for i, ex in enumerate(train):
+    for i, ex in enumerate(examples):
         enc = model.encode(ex.query, example_passages(ex))
         # inference-mode tensors cannot enter autograd: clone them into normal tensors
         for name in ("h", "role_probs", "local_logits", "passage_of"):
             setattr(enc, name, getattr(enc, name).clone())
         encs.append(enc)
         if (i + 1) % 50 == 0:
-            el = time.perf_counter() - t_start
-            print(f"encoded {i + 1}/{len(train)} ({el / 60:.1f} min)", file=log, flush=True)
-    from .calibrate import graph_stats
+            el = time.perf_counter() - (t_start or time.perf_counter())
+            print(f"encoded {i + 1}/{len(examples)} ({el / 60:.1f} min)", file=log, flush=True)
+    return encs
 
-    taus = [round(0.5 + 0.05 * i, 2) for i in range(10)]
-    stats = graph_stats(model, encs, taus)
-    for t in taus:
-        st = stats[t]
-        print(
-            f"tau_sim {t:.2f}: nodes {st['nodes']:.1f}, similar {st['similar']:.1f} "
-            f"({st['similar_per_node']:.2f}/node), all edges {st['all_edges']:.1f}",
-            file=log,
-            flush=True,
-        )
-    if cfg.tau_target_sim_per_node > 0:
-        best = min(
-            taus, key=lambda t: abs(stats[t]["similar_per_node"] - cfg.tau_target_sim_per_node)
-        )
-        print(f"calibrated tau_sim = {best} on train pools", file=log, flush=True)
-        model.config.graph.tau_sim = best
+
+def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sys.stdout) -> int:
+    """Train the graph encoder + global scorer on pre-encoded pools; returns the steps run."""
+    from .graph import build_graph
+
+    set_seed(cfg.seed)
+    t_start = time.perf_counter()
     params = list(model.global_model.parameters())
     steps_per_epoch = max(1, len(train) // cfg.grad_accum)
     total = steps_per_epoch * cfg.epochs
     opt, sched = make_optimizer(params, cfg.lr, cfg.weight_decay, total, cfg.warmup)
-    prog = Progress(total, every=10, out=log)
+    prog = Progress(total, every=20, out=log)
     rng = random.Random(cfg.seed)
     order = [i for _ in range(cfg.epochs) for i in rng.sample(range(len(train)), len(train))]
     model.global_model.train()
@@ -484,8 +484,11 @@ def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
             ex, enc = train[j], encs[j]
             z = torch.sigmoid(enc.local_logits)
             data = build_graph(enc.h, enc.role_probs, z, enc.passage_of, model.config.graph)
-            prank, srank = pool_targets(ex, enc)
-            pairs = preference_pairs(prank, srank, enc.passage_of, cfg.max_pairs)
+            if cfg.pairs == "graded":
+                pairs = graded_pairs(ex, enc, cfg.max_pairs)
+            else:
+                prank, srank = pool_targets(ex, enc)
+                pairs = preference_pairs(prank, srank, enc.passage_of, cfg.max_pairs)
             if pairs.numel() == 0:
                 continue
             _, loss = model.global_model(
@@ -506,18 +509,80 @@ def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
             print(f"time cap reached at step {s + 1}/{total}", file=log, flush=True)
             break
     model.global_model.eval()
+    return s + 1
+
+
+def evaluate_encoded(model, examples: list[Example], encs: list, **switches) -> dict[str, float]:
+    """As :func:`evaluate_examples` on pre-encoded pools (graph stages only)."""
+    prow, srow = [], []
+    for ex, enc in zip(examples, encs):
+        r = model.rank_encoded(enc, **switches)
+        ids = [ex.candidates[i].doc_id for i in r.passage_order()]
+        prow.append(evaluate_query(ids, set(ex.gold_doc_ids)))
+        gold_s = {(d, j) for d, js in ex.gold_sentences.items() for j in js}
+        if gold_s:
+            sids = [(ex.candidates[s.passage_idx].doc_id, s.sent_idx) for s in r.sentences]
+            srow.append(evaluate_query(sids, gold_s))
+    out = {f"passage_{k}": v for k, v in macro_average(prow).items()}
+    if srow:
+        out |= {f"sentence_{k}": v for k, v in macro_average(srow).items()}
+    return out
+
+
+def prepare_global(cfg: TrainConfig, log=sys.stdout):
+    """Load the frozen stage-1 model, encode train and held-out pools, calibrate tau_sim."""
+    from .calibrate import graph_stats
+    from .pipeline import LoGReranker
+
+    t_start = time.perf_counter()
+    model = LoGReranker.from_pretrained(cfg.init)
+    if cfg.model:
+        merged = LoGConfig.from_dict({**model.config.to_dict(), **cfg.model})
+        model.config.graph, model.config.global_ = merged.graph, merged.global_
+    for p in model.local.parameters():
+        p.requires_grad = False
+    train, dev = load_train_queries(cfg)
     dev = dev[: cfg.heldout_limit or None]
+    print(f"train queries {len(train)}, held-out {len(dev)}; encoding pools...", file=log)
+    encs = encode_pools(model, train, log, t_start)
+    dev_encs = encode_pools(model, dev, log, t_start)
+    taus = [round(0.5 + 0.05 * i, 2) for i in range(10)]
+    stats = graph_stats(model, encs, taus)
+    for t in taus:
+        st = stats[t]
+        print(
+            f"tau_sim {t:.2f}: nodes {st['nodes']:.1f}, similar {st['similar']:.1f} "
+            f"({st['similar_per_node']:.2f}/node), all edges {st['all_edges']:.1f}",
+            file=log,
+            flush=True,
+        )
+    if cfg.tau_target_sim_per_node > 0:
+        best = min(
+            taus, key=lambda t: abs(stats[t]["similar_per_node"] - cfg.tau_target_sim_per_node)
+        )
+        print(f"calibrated tau_sim = {best} on train pools", file=log, flush=True)
+        model.config.graph.tau_sim = best
+    return model, train, encs, dev, dev_encs, stats
+
+
+def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
+    """Stage 2: freeze the stage-1 model, train the graph encoder + global scorer (eq. 23)."""
+    set_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    t_start = time.perf_counter()
+    model, train, encs, dev, dev_encs, stats = prepare_global(cfg, log)
+    steps = fit_global(model, cfg, train, encs, log)
     heldout = {
-        "log": evaluate_examples(model, dev) if dev else {},
-        "log-local": evaluate_examples(model, dev, use_global=False) if dev else {},
+        "log": evaluate_encoded(model, dev, dev_encs),
+        "log-local": evaluate_encoded(model, dev, dev_encs, use_global=False),
     }
     print(f"held-out: {json.dumps(heldout)}", file=log, flush=True)
     summary = {
         "stage": "global",
         "train_queries": len(train),
         "heldout_queries": len(dev),
-        "steps": s + 1,
-        "total_steps": total,
+        "steps": steps,
         "wall_minutes": round((time.perf_counter() - t_start) / 60, 1),
         "heldout": heldout,
         "graph_stats_train": {str(t): v for t, v in stats.items()},
