@@ -90,6 +90,23 @@ class TrainConfig:
     state_dir: str = "runs/train-state"  # resumable state (gitignored)
     model: dict[str, Any] = field(default_factory=dict)  # LoGConfig overrides (nested dict)
 
+    def override(self, items: list[str]) -> TrainConfig:
+        """Apply ``FIELD=VALUE`` overrides (VALUE parsed as JSON, else a string); returns self.
+
+        Raises:
+            ValueError: an item is not ``FIELD=VALUE`` with a known field.
+        """
+        for item in items:
+            key, sep, raw = item.partition("=")
+            if not sep or not hasattr(self, key):
+                raise ValueError(f"{item!r}: expected FIELD=VALUE with a training config field")
+            try:
+                value = json.loads(raw)
+            except json.JSONDecodeError:
+                value = raw  # a bare string, e.g. a path
+            setattr(self, key, value)
+        return self
+
     @classmethod
     def load(cls, path: str | Path) -> TrainConfig:
         """Read a JSON run config, rejecting unknown fields."""
@@ -279,12 +296,10 @@ def _autocast(model, enabled: bool):
     return contextlib.nullcontext()
 
 
-def evaluate_examples(model, examples: list[Example], **switches) -> dict[str, float]:
-    """Passage and sentence nDCG/MAP/R@10 of ``model`` on ``examples`` (percent)."""
+def score_rankings(examples: list[Example], rankings) -> dict[str, float]:
+    """Passage and sentence nDCG/MAP/R@10 (percent) of one ranking per example."""
     prow, srow = [], []
-    model.eval()
-    for ex in examples:
-        r = model.rerank(ex.query, example_passages(ex), **switches)
+    for ex, r in zip(examples, rankings):
         ids = [ex.candidates[i].doc_id for i in r.passage_order()]
         prow.append(evaluate_query(ids, set(ex.gold_doc_ids)))
         gold_s = {(d, j) for d, js in ex.gold_sentences.items() for j in js}
@@ -295,6 +310,13 @@ def evaluate_examples(model, examples: list[Example], **switches) -> dict[str, f
     if srow:
         out |= {f"sentence_{k}": v for k, v in macro_average(srow).items()}
     return out
+
+
+def evaluate_examples(model, examples: list[Example], **switches) -> dict[str, float]:
+    """Passage and sentence nDCG/MAP/R@10 of ``model`` on ``examples`` (percent)."""
+    model.eval()
+    rankings = (model.rerank(ex.query, example_passages(ex), **switches) for ex in examples)
+    return score_rankings(examples, rankings)
 
 
 def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
@@ -514,19 +536,7 @@ def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sy
 
 def evaluate_encoded(model, examples: list[Example], encs: list, **switches) -> dict[str, float]:
     """As :func:`evaluate_examples` on pre-encoded pools (graph stages only)."""
-    prow, srow = [], []
-    for ex, enc in zip(examples, encs):
-        r = model.rank_encoded(enc, **switches)
-        ids = [ex.candidates[i].doc_id for i in r.passage_order()]
-        prow.append(evaluate_query(ids, set(ex.gold_doc_ids)))
-        gold_s = {(d, j) for d, js in ex.gold_sentences.items() for j in js}
-        if gold_s:
-            sids = [(ex.candidates[s.passage_idx].doc_id, s.sent_idx) for s in r.sentences]
-            srow.append(evaluate_query(sids, gold_s))
-    out = {f"passage_{k}": v for k, v in macro_average(prow).items()}
-    if srow:
-        out |= {f"sentence_{k}": v for k, v in macro_average(srow).items()}
-    return out
+    return score_rankings(examples, (model.rank_encoded(enc, **switches) for enc in encs))
 
 
 def prepare_global(cfg: TrainConfig, log=sys.stdout):

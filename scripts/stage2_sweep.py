@@ -15,6 +15,7 @@ import copy
 import dataclasses
 import json
 import time
+from pathlib import Path
 
 import torch
 
@@ -35,13 +36,7 @@ def main() -> None:
     ap.add_argument("--settings", default=",".join(SETTINGS))
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     args = ap.parse_args()
-    cfg = TrainConfig.load(args.config)
-    for item in args.set:
-        k, _, v = item.partition("=")
-        try:
-            setattr(cfg, k, json.loads(v))
-        except json.JSONDecodeError:
-            setattr(cfg, k, v)
+    cfg = TrainConfig.load(args.config).override(args.set)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     t0 = time.perf_counter()
@@ -77,7 +72,7 @@ def main() -> None:
         "config": dataclasses.asdict(dataclasses.replace(cfg, **SETTINGS[name])),
         "command": "python scripts/stage2_sweep.py --config " + args.config + " --out " + args.out,
     }
-    prev = json.loads((__import__("pathlib").Path(cfg.init) / "config.json").read_text())
+    prev = json.loads((Path(cfg.init) / "config.json").read_text())
     model.save_pretrained(
         args.out, extra={"training": summary, "training_local": prev.get("training")}
     )
