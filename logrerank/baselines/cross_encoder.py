@@ -38,7 +38,6 @@ from ..backbone import (
     load_tokenizer,
     packaged_path,
     pick_device,
-    resolve,
 )
 from ..io import normalize_passages
 from ..segment import passage_spans
@@ -163,7 +162,7 @@ class CrossEncoder:
         elif str(model_name_or_path) == PACKAGED:
             path, packaged = _packaged_path(), True
         else:
-            path, packaged = resolve(str(model_name_or_path)), False
+            path, packaged = str(model_name_or_path), False  # checked by _load_model
         self.path = path
         self.model, fresh_head = _load_model(path)
         self.model.to(self.device).eval()

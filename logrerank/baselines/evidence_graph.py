@@ -72,6 +72,11 @@ per-component ``margin_parts`` and ``signal``, which names what decided the pick
   between the pick ``c`` and the runner-up ``r`` (``"relevance"``, ``"title_link"`` or
   ``"query_title"``; a tie between components goes to that order).
 
+**Degraded mode.** When the ``relevance_ranker`` fails (e.g. the cross-encoder cannot be
+loaded), :meth:`EvidenceGraphSelector.rank` falls back to BM25 relevance, says so first in
+``warnings`` and sets ``info["degraded"] = True`` with the reason in ``info["degraded_reason"]``
+(the same contract as the seed-001 cross-encoder stage). Invalid input still raises.
+
 ``link_from`` is the index of the earliest-selected passage whose body names the pick's title
 (``None`` without a link), ``link_from_title`` its title and ``link_sources`` all such indices.
 """
@@ -275,11 +280,25 @@ class EvidenceGraphSelector:
         if self.relevance_ranker is None:
             return self.rank_with_scores(query, items)
         t0 = time.perf_counter()
-        first = self.relevance_ranker.rank(query, items)
+        source = str(getattr(self.relevance_ranker, "name", type(self.relevance_ranker).__name__))
+        try:
+            first = self.relevance_ranker.rank(query, items)
+        except InputError:
+            raise
+        except Exception as exc:  # a failing neural stage degrades to BM25, visibly (seed 001)
+            ranking = self.rank_with_scores(query, items)
+            ranking.warnings.insert(
+                0,
+                f"relevance ranker {source!r} failed ({type(exc).__name__}: {exc}); "
+                "the selector used BM25 relevance instead",
+            )
+            ranking.info["degraded"] = True
+            ranking.info["degraded_reason"] = f"{type(exc).__name__}: {exc}"
+            ranking.timings["relevance_failed"] = time.perf_counter() - t0
+            return ranking
         elapsed = time.perf_counter() - t0
         by_idx = {sp.passage_idx: float(sp.score) for sp in first.passages_ranked}
         warnings = list(first.warnings)
-        source = str(getattr(self.relevance_ranker, "name", type(self.relevance_ranker).__name__))
         finite = [v for v in by_idx.values() if math.isfinite(v)]
         floor = min(finite) if finite else 0.0
         relevance = []
@@ -460,6 +479,7 @@ class EvidenceGraphSelector:
             "score_rule": "1 - (rank - 1) / n; greedy score in extra['greedy_score']",
             "usable_titles": sum(1 for t in titles if t),
             "trace": trace,
+            "degraded": False,
         }
         return Ranking.from_passage_scores(
             query,
