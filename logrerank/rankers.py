@@ -75,6 +75,7 @@ class Models:
     checkpoint: str | None = None  # LoG checkpoint folder (None = bundled default)
     cross_encoder_path: str | None = None  # cross-encoder folder (None = bundled default)
     device: str = "auto"
+    memo_cross_encoder: bool = False  # memoise cross-encoder scores across rankers (eval)
     _log: Any = None
     _bi: Any = None
     _ce: Any = None
@@ -100,9 +101,10 @@ class Models:
     @property
     def cross_encoder(self):
         if self._ce is None:
-            from .baselines.cross_encoder import CrossEncoder
+            from .baselines.cross_encoder import CrossEncoder, MemoCrossEncoder
 
-            self._ce = CrossEncoder(self.cross_encoder_path, device=self.device)
+            ce = CrossEncoder(self.cross_encoder_path, device=self.device)
+            self._ce = MemoCrossEncoder.wrap(ce) if self.memo_cross_encoder else ce
         return self._ce
 
 

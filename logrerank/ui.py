@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from . import viz
+from .baselines.cross_encoder import MemoCrossEncoder
 from .config import ContextConfig, GraphConfig
 from .io import parse_passages_text, prepare_input, read_passages_file
 from .types import InputError, Passage, Ranking, ScoredSentence, _clean
@@ -70,40 +71,6 @@ PASS_BM25, PASS_GRAPH = "BM25", "evidence-graph selector"
 
 
 # ---------------------------------------------------------------------------------- models
-class MemoCrossEncoder:
-    """A :class:`~logrerank.baselines.cross_encoder.CrossEncoder` whose scores are memoised.
-
-    Built by copying the loaded model's attributes into a subclass instance (so library code
-    that checks ``isinstance(x, CrossEncoder)`` accepts it); the blend-weight knob then re-runs
-    the cross-encoder stage without re-scoring any pair.
-    """
-
-    MAX_ENTRIES = 50_000
-
-    @staticmethod
-    def wrap(model: Any) -> Any:
-        """Return a memoising copy of ``model`` (a loaded CrossEncoder)."""
-        base = type(model)
-
-        class _Memo(base):  # type: ignore[misc, valid-type]
-            def predict(self, pairs):  # noqa: D401 - same contract as CrossEncoder.predict
-                memo = self._memo
-                missing = list(dict.fromkeys(p for p in pairs if p not in memo))
-                if missing:
-                    if len(memo) + len(missing) > MemoCrossEncoder.MAX_ENTRIES:
-                        memo.clear()
-                    for p, x in zip(missing, base.predict(self, missing)):
-                        memo[p] = float(x)
-                    self.calls += 1
-                return [memo[p] for p in pairs]
-
-        obj = _Memo.__new__(_Memo)
-        obj.__dict__.update(model.__dict__)
-        obj._memo = {}
-        obj.calls = 0
-        return obj
-
-
 @dataclass
 class Backend:
     """Models shared by every user of one app process.

@@ -593,3 +593,42 @@ def test_packaged_backbone_with_fresh_head(tmp_path, monkeypatch):
     # The fresh head is seeded: a second load scores identically.
     again = CrossEncoder("packaged:all-MiniLM-L6-v2", device="cpu", precision="fp32")
     assert again.predict(pairs) == pytest.approx(scores, abs=1e-6)
+
+
+def test_eval_memo_scores_each_pair_once_and_changes_nothing(tiny_ce_dir) -> None:
+    """``Models(memo_cross_encoder=True)`` (used by ``logrerank eval``): the passage ranker, the
+    stage and the evidence graph share scores, and every ranking equals the memo-free one."""
+    from logrerank.rankers import Models, build_rankers
+
+    names = ["cross-encoder", "ce-stage", "evidence-graph-ce", "cross-encoder-sent"]
+    query = "does aspirin lower heart attack risk"
+    passages = [
+        "Aspirin reduces the risk of heart attack. It thins the blood.",
+        "Statins lower cholesterol.",
+        "The weather in Paris is mild in spring. Tourists come.",
+    ]
+    plain = build_rankers(names, Models(cross_encoder_path=str(tiny_ce_dir), device="cpu"))
+    memo_models = Models(cross_encoder_path=str(tiny_ce_dir), device="cpu", memo_cross_encoder=True)
+    memo = build_rankers(names, memo_models)
+    scored: list[int] = []
+    model = memo_models.cross_encoder
+    real = type(model).__mro__[1].predict
+
+    def counting(self, pairs):
+        if self is model:
+            scored.append(len(pairs))
+        return real(self, pairs)
+
+    type(model).__mro__[1].predict, restore = counting, real
+    try:
+        for n in names:
+            a, b = plain[n].rank(query, passages), memo[n].rank(query, passages)
+            assert a.passage_order() == b.passage_order(), n
+            assert [p.score for p in a.passages_ranked] == pytest.approx(
+                [p.score for p in b.passages_ranked], abs=1e-6
+            ), n
+    finally:
+        type(model).__mro__[1].predict = restore
+    # 3 passage pairs once (the stage and the evidence graph reuse them), then the 5 sentence
+    # pairs less "Statins lower cholesterol.", which is also a (title-less) passage pair.
+    assert scored == [3, 4], scored

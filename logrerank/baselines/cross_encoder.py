@@ -351,6 +351,42 @@ def _untrained_warning(model: CrossEncoder) -> str:
     )
 
 
+class MemoCrossEncoder:
+    """A :class:`~logrerank.baselines.cross_encoder.CrossEncoder` whose scores are memoised.
+
+    Built by copying the loaded model's attributes into a subclass instance (so library code
+    that checks ``isinstance(x, CrossEncoder)`` accepts it). The app uses it so the blend-weight
+    knob re-runs the cross-encoder stage without re-scoring any pair; ``logrerank eval`` uses it
+    so the cross-encoder rankers (passage, stage, evidence graph) score each pair once per query.
+    At most ``MAX_ENTRIES`` scores are kept (the memo is cleared when full).
+    """
+
+    MAX_ENTRIES = 50_000
+
+    @staticmethod
+    def wrap(model: Any) -> Any:
+        """Return a memoising copy of ``model`` (a loaded CrossEncoder)."""
+        base = type(model)
+
+        class _Memo(base):  # type: ignore[misc, valid-type]
+            def predict(self, pairs):  # noqa: D401 - same contract as CrossEncoder.predict
+                memo = self._memo
+                missing = list(dict.fromkeys(p for p in pairs if p not in memo))
+                if missing:
+                    if len(memo) + len(missing) > MemoCrossEncoder.MAX_ENTRIES:
+                        memo.clear()
+                    for p, x in zip(missing, base.predict(self, missing)):
+                        memo[p] = float(x)
+                    self.calls += 1
+                return [memo[p] for p in pairs]
+
+        obj = _Memo.__new__(_Memo)
+        obj.__dict__.update(model.__dict__)
+        obj._memo = {}
+        obj.calls = 0
+        return obj
+
+
 class CrossEncoderRanker:
     """The cross-encoder alone, over every passage or every sentence.
 
