@@ -86,6 +86,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
     ap.add_argument(
+        "--segment-cache",
+        default="on",
+        choices=["on", "off"],
+        help="off: LoG's isolated layers inside block-masked 512-token windows (the old path)",
+    )
+    ap.add_argument(
         "--source",
         default="scifact",
         choices=["scifact", "synthetic"],
@@ -586,6 +592,7 @@ def markdown(res: dict[str, Any]) -> str:
         f"{_f(a['mean_passages'], 1)} passages, {_f(a['mean_sentences'], 0)} sentences, "
         f"{_f(a['mean_edges'], 0)} edges on average), {meta['warmup']} warm-up; "
         f"device {meta['device']}, precision {meta['precision']}, quantize {meta['quantize']}, "
+        f"segment cache {meta.get('segment_cache', 'on')}, "
         f"{meta['threads']} torch threads, {meta['cpus']} CPUs.",
         "",
         "| ranker / stage | p50 s | p95 s | mean s | share of LoG |",
@@ -672,6 +679,7 @@ def run(args: argparse.Namespace) -> int:
         mem,
     )
     log_model, ce = models["log"], models["ce"]
+    log_model.segment_cache = args.segment_cache == "on"
     out = measure(pools, log_model, ce, args.warmup, mem)
     a = analyse(out["rows"])
     memory = mem.report()
@@ -690,6 +698,7 @@ def run(args: argparse.Namespace) -> int:
             "precision": str(log_model.autocast_dtype or torch.float32).replace("torch.", ""),
             "ce_precision": str(ce.autocast or torch.float32).replace("torch.", ""),
             "quantize": args.quantize,
+            "segment_cache": args.segment_cache,
             "threads": torch.get_num_threads(),
             "cpus": os.cpu_count(),
             "torch": torch.__version__,

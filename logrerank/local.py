@@ -391,3 +391,48 @@ class LocalScorer(nn.Module):
                 reduction=str(targets.get("reduction", "mean")),
             )
         return out, loss
+
+
+class SegmentCache:
+    """Isolated-mode cache: per ``[CLS] x [SEP]`` segment (keyed by its token ids), the frozen
+    lower-layer states and the prior embedding (``LocalScorer.encode_segments``).
+
+    They do not depend on the query or on the window. Training keeps one cache per run, so
+    every sentence goes through the frozen packaged layers once per run instead of once per
+    step. Inference (``LoGReranker.encode``) keeps one per call: the query is encoded once
+    instead of once per window, repeated sentences once, and each segment as a short sequence
+    (batched by length) instead of inside a 512-token window with a block mask. The result
+    equals the uncached forward up to float rounding (tested).
+    """
+
+    def __init__(self, scorer, chunk: int = 64):
+        self.scorer, self.chunk = scorer, chunk
+        self.store: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def fill(self, batch: dict[str, torch.Tensor], windows) -> None:
+        """Add ``batch["lower"]`` [B, L, d] and ``batch["prior_emb"]`` [W + M, d] in place."""
+        segs = []  # (window, segment k, start, end)
+        for b, w in enumerate(windows):
+            start = 0
+            for i in range(1, len(w.span_ids) + 1):
+                if i == len(w.span_ids) or w.span_ids[i] != w.span_ids[start]:
+                    segs.append((b, w.span_ids[start], start, i))
+                    start = i
+        keys = [tuple(windows[b].input_ids[a:e]) for b, _, a, e in segs]
+        todo = sorted({k for k in keys if k not in self.store}, key=len)
+        for i in range(0, len(todo), self.chunk):
+            part = todo[i : i + self.chunk]
+            for k, v in zip(part, self.scorer.encode_segments([list(t) for t in part])):
+                self.store[k] = (v[0].detach().clone(), v[1].detach().clone())
+        B, L = batch["input_ids"].shape
+        first = self.store[keys[0]][0]
+        lower = torch.zeros(B, L, first.size(-1), dtype=first.dtype, device=first.device)
+        prior = torch.zeros(B + batch["nodes"].numel(), first.size(-1), device=first.device)
+        offset = B
+        for (b, k, a, e), key in zip(segs, keys):
+            x, emb = self.store[key]
+            lower[b, a:e] = x
+            prior[b if k == 0 else offset + k - 1] = emb
+            if k == len(windows[b].nodes):
+                offset += k
+        batch["lower"], batch["prior_emb"] = lower, prior

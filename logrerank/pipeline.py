@@ -33,7 +33,7 @@ from .global_model import GlobalReranker
 from .graph import build_graph, edge_counts, relation_name
 from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
-from .local import LocalScorer, batches, collate, tokenize
+from .local import LocalScorer, SegmentCache, batches, collate, tokenize
 from .segment import passage_spans
 from .types import GraphEdge, InputError, Passage, Ranking, ScoredSentence
 
@@ -88,6 +88,11 @@ class LoGReranker(nn.Module):
 
     limits: Limits = DEFAULT_LIMITS
     """Input limits applied by :meth:`encode` (assign ``model.limits = Limits(...)`` to change)."""
+
+    segment_cache: bool = True
+    """Isolated mode: run the frozen lower layers once per distinct ``[CLS] x [SEP]`` segment
+    (:class:`~logrerank.local.SegmentCache`) instead of inside each window (same scores up to
+    float rounding; False = the plain block-masked windows, kept for benchmarks and tests)."""
 
     def __init__(self, config: LoGConfig | None = None, encoder=None, tokenizer=None):
         super().__init__()
@@ -265,10 +270,14 @@ class LoGReranker(nn.Module):
         logits = torch.zeros(n)
         P = len(plist)
         intent_sum, intent_cnt = torch.zeros(P, 3), torch.zeros(P)
+        # isolated mode: the query-independent lower layers run once per distinct segment
+        cache = SegmentCache(self.local) if cfg.local.isolated_layers and self.segment_cache else None
         for group in batches(tok.windows, cfg.local.batch_tokens, cfg.local.max_batch_windows):
             wins = [tok.windows[i] for i in group]
             batch = collate(wins, self.device_)
             with self._autocast():
+                if cache is not None:
+                    cache.fill(batch, wins)
                 out, _ = self.local(batch)
             nodes = out.nodes.cpu()
             h[nodes] = out.h_s.float().cpu()

@@ -117,7 +117,7 @@ def test_isolated_layers_out_of_range_is_rejected(tokenizer) -> None:
 def test_segment_cache_gives_the_uncached_forward(iso_scorer, tokenizer) -> None:
     # Training precomputes the query-independent lower layers once per sentence
     # (train.SegmentCache); the cached forward must equal the plain one.
-    from logrerank.train import SegmentCache
+    from logrerank.local import SegmentCache
 
     tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=30, max_query_tokens=8, isolated=True)
     assert len(tok.windows) > len(PASSAGES)  # several windows per passage
@@ -132,3 +132,29 @@ def test_segment_cache_gives_the_uncached_forward(iso_scorer, tokenizer) -> None
     assert torch.allclose(plain.role_logits, cached.role_logits, atol=1e-5)
     n_segments = len(tok.windows) + tok.num_nodes
     assert len(cache.store) == n_segments - len(tok.windows) + 1  # one query entry, reused
+
+
+def test_pipeline_segment_cache_matches_block_masked_windows(tokenizer) -> None:
+    """``LoGReranker.encode`` runs the isolated layers per segment by default; the scores must
+    equal the plain block-masked windows (``segment_cache=False``) on multi-window passages."""
+    from conftest import tiny_config
+
+    from logrerank.config import LocalConfig
+    from logrerank.pipeline import LoGReranker
+
+    enc = make_tiny_encoder(len(tokenizer), layers=2)
+    cfg = tiny_config(None, local=LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1))
+    cfg.backbone.max_length, cfg.backbone.max_query_tokens = 40, 8
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(3)
+        model = LoGReranker(cfg, encoder=enc, tokenizer=tokenizer)
+    passages = [" ".join(p) for p in PASSAGES] + [" ".join(PASSAGES[0])]  # a repeated passage
+    fast = model.encode(QUERY, passages)
+    model.segment_cache = False
+    slow = model.encode(QUERY, passages)
+    assert torch.allclose(fast.local_logits, slow.local_logits, atol=1e-5)
+    assert torch.allclose(fast.h, slow.h, atol=1e-5)
+    assert torch.allclose(fast.role_probs, slow.role_probs, atol=1e-6)
+    model.segment_cache = True
+    a, b = model.rerank(QUERY, passages), model.rerank(QUERY, passages)
+    assert [(s.node, s.score) for s in a.sentences] == [(s.node, s.score) for s in b.sentences]
