@@ -271,7 +271,9 @@ class LoGReranker(nn.Module):
         P = len(plist)
         intent_sum, intent_cnt = torch.zeros(P, 3), torch.zeros(P)
         # isolated mode: the query-independent lower layers run once per distinct segment
-        cache = SegmentCache(self.local) if cfg.local.isolated_layers and self.segment_cache else None
+        cache = (
+            SegmentCache(self.local) if cfg.local.isolated_layers and self.segment_cache else None
+        )
         for group in batches(tok.windows, cfg.local.batch_tokens, cfg.local.max_batch_windows):
             wins = [tok.windows[i] for i in group]
             batch = collate(wins, self.device_)
