@@ -83,12 +83,21 @@ class ContextConfig:
 
 
 @dataclass
+class ScoreConfig:
+    # Adaptations (not in the paper), applied to the final logits after the graph stage (see
+    # logrerank/scoring.py). Defaults = the paper: each sentence keeps its own score.
+    merge_duplicates: bool = False  # one score per distinct sentence text in a pool (their mean)
+    passage_weight: float = 0.0  # beta in l'_ij = l_ij + beta * mean_k l_ik (passage context)
+
+
+@dataclass
 class LoGConfig:
     backbone: BackboneConfig = field(default_factory=BackboneConfig)  # transformer encoder
     local: LocalConfig = field(default_factory=LocalConfig)  # local scorer heads (eqs. 1-6)
     graph: GraphConfig = field(default_factory=GraphConfig)  # sentence graph (eqs. 8-10)
     global_: GlobalConfig = field(default_factory=GlobalConfig)  # graph reranker (eqs. 7, 11-16)
     context: ContextConfig = field(default_factory=ContextConfig)  # structured context (17-18)
+    score: ScoreConfig = field(default_factory=ScoreConfig)  # final score adjustments
     use_global: bool = True  # ablation switch: False = rank by local scores only (no graph)
     device: str = "auto"  # "auto" (cuda if present), "cpu", "cuda", "cuda:1", ...
     precision: str = "auto"  # "auto" (bf16 autocast where supported), "bf16" or "fp32"
@@ -120,6 +129,7 @@ class LoGConfig:
             "graph": GraphConfig,
             "global_": GlobalConfig,
             "context": ContextConfig,
+            "score": ScoreConfig,
         }
         kwargs: dict[str, Any] = {}
         top_fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -158,6 +168,8 @@ class LoGConfig:
             raise ConfigError(
                 "context.top_k, local.batch_tokens, local.max_batch_windows out of range"
             )
+        if not 0.0 <= self.score.passage_weight <= 10.0:
+            raise ConfigError("score.passage_weight must be in [0, 10]")
         if self.local.isolated_layers < 0:
             raise ConfigError("local.isolated_layers must be >= 0")
         if self.precision not in ("auto", "bf16", "fp32"):

@@ -34,6 +34,7 @@ from .graph import build_graph, edge_counts, relation_name
 from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
 from .local import LocalScorer, SegmentCache, batches, collate, tokenize
+from .scoring import adjust_logits
 from .segment import passage_spans
 from .types import GraphEdge, InputError, Passage, Ranking, ScoredSentence
 
@@ -342,7 +343,7 @@ class LoGReranker(nn.Module):
         timings["graph"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        z_global, attention = None, None
+        z_global, l_global, attention = None, None, None
         if use_global:
             dev = self.device_
             out, _ = self.global_model(
@@ -354,10 +355,21 @@ class LoGReranker(nn.Module):
                 return_attention=True,
             )
             z_global = out.scores.float().cpu()
+            l_global = out.logits.float().cpu()
             attention = [a.float().mean(-1).cpu() for a in out.attention]  # per layer [E]
         timings["global"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
+        scfg = cfg.score
+        final = torch.sigmoid(
+            adjust_logits(
+                (l_global if l_global is not None else enc.local_logits).float(),
+                enc.passage_of,
+                [s.text for s in enc.sentences],
+                scfg.merge_duplicates,
+                scfg.passage_weight,
+            )
+        )
         sentences = []
         roles = enc.role_probs.argmax(-1).tolist()
         for s in enc.sentences:
@@ -367,7 +379,7 @@ class LoGReranker(nn.Module):
             sentences.append(
                 dataclasses.replace(
                     s,
-                    score=zg if zg is not None else zl,
+                    score=float(final[n]),
                     role_probs=[float(x) for x in enc.role_probs[n]],
                     role=ROLE_NAMES[roles[n]],
                     local_score=zl,
@@ -407,6 +419,7 @@ class LoGReranker(nn.Module):
             "precision": str(self.autocast_dtype or torch.float32).replace("torch.", ""),
             "use_global": use_global,
             "graph": dataclasses.asdict(gcfg),
+            "score": dataclasses.asdict(scfg),
             "num_nodes": int(data.num_nodes),
             "edge_counts": edge_counts(data),
         }

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import zlib
 from pathlib import Path
 
 import torch
@@ -41,9 +42,10 @@ def collect(name: str, examples, model, bi, path: Path) -> list[dict]:
         ps = example_passages(ex)
         enc = model.encode(ex.query, ps)
         r = model.rank_encoded(enc)
-        b = {
-            (s.passage_idx, s.sent_idx): s.extra["cosine"] for s in bi.rank(ex.query, ps).sentences
-        }
+        b = {}
+        if bi is not None:
+            ranked = bi.rank(ex.query, ps).sentences
+            b = {(s.passage_idx, s.sent_idx): s.extra["cosine"] for s in ranked}
         rows.append(
             {
                 "qid": ex.qid,
@@ -62,6 +64,7 @@ def collect(name: str, examples, model, bi, path: Path) -> list[dict]:
                         float(enc.local_logits[s.node]),
                         _logit(s.global_score),
                         b.get((s.passage_idx, s.sent_idx), -1.0),
+                        zlib.crc32(" ".join(s.text.split()).encode()),  # duplicate id
                     ]
                     for s in sorted(r.sentences, key=lambda s: s.node)
                 ],
@@ -79,11 +82,21 @@ def ndcg10(ranked: list, gold: set) -> float:
     return dcg / ideal if ideal else 0.0
 
 
-def score(rows: list[dict], col: int, beta: float) -> tuple[float, float | None]:
-    """Mean passage and sentence nDCG@10 (percent) with the passage term ``beta``."""
+def score(
+    rows: list[dict], col: int, beta: float, dedup: bool = False
+) -> tuple[float, float | None]:
+    """Mean passage and sentence nDCG@10 (percent) with the passage term ``beta``.
+
+    ``dedup``: every copy of a sentence text repeated in the pool gets the mean score of its
+    copies first (one score per distinct text; ties then go to pool order).
+    """
     pn, sn = [], []
     for q in rows:
         s = torch.tensor([x[col] for x in q["sent"]], dtype=torch.float64)
+        if dedup:
+            ids = torch.unique(torch.tensor([x[5] for x in q["sent"]]), return_inverse=True)[1]
+            sums = torch.zeros(int(ids.max()) + 1, dtype=torch.float64).index_add(0, ids, s)
+            s = (sums / torch.bincount(ids).to(torch.float64))[ids]
         p = torch.tensor([x[0] for x in q["sent"]])
         P = int(p.max()) + 1
         mean = torch.zeros(P, dtype=torch.float64).index_add(0, p, s) / torch.bincount(
@@ -109,10 +122,18 @@ def report(sets: dict[str, list[dict]]) -> str:
         "|---|---|" + "---|" * len(BETAS),
     ]
     for name, rows in sets.items():
-        for col, label in ((2, "local"), (3, "global"), (4, "bi-encoder")):
+        for col, label, dedup in (
+            (2, "local", False),
+            (2, "local, dedup", True),
+            (3, "global", False),
+            (3, "global, dedup", True),
+            (4, "bi-encoder", False),
+        ):
+            if all(x[4] == -1.0 for q in rows for x in q["sent"]) and col == 4:
+                continue
             cells = []
             for b in BETAS:
-                p, s = score(rows, col, b)
+                p, s = score(rows, col, b, dedup)
                 cells.append(f"{p:.1f}" + (f" / {s:.1f}" if s is not None else ""))
             lines.append(f"| {name} ({len(rows)}) | {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -123,7 +144,8 @@ def main() -> None:
     ap.add_argument("--out", default="runs/agg")
     ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--report", action="store_true", help="report from the cache only")
-    ap.add_argument("--citint-train", type=int, default=150, help="unused CitInt train claims")
+    ap.add_argument("--citint-train", type=int, default=100, help="unused CitInt train claims")
+    ap.add_argument("--bi", action="store_true", help="also store the bi-encoder cosine (slower)")
     ap.add_argument("--sets", default="select-scifact,select-citint,scifact-dev,citint-dev")
     args = ap.parse_args()
     out = Path(args.out)
@@ -141,7 +163,7 @@ def main() -> None:
         from logrerank.train import held_out
 
         model = LoGReranker.from_pretrained(args.checkpoint)
-        bi = BiEncoderRanker("sentence", BiEncoder())
+        bi = BiEncoderRanker("sentence", BiEncoder()) if args.bi else None
         for n in wanted:
             if n == "select-scifact":
                 exs, _ = load_benchmark("scifact", split="train")

@@ -1,0 +1,100 @@
+"""Final score adjustments (logrerank.scoring): hand-computed cases and the pipeline wiring."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from logrerank.config import ConfigError, LoGConfig, ScoreConfig
+from logrerank.scoring import adjust_logits, duplicate_groups, group_mean
+
+
+def test_duplicate_groups_normalise_whitespace_only() -> None:
+    assert duplicate_groups(["a b", "c", " a  b", "A b"]).tolist() == [0, 1, 0, 2]
+    assert duplicate_groups([]).tolist() == []
+
+
+def test_group_mean_by_hand() -> None:
+    v = torch.tensor([1.0, 2.0, 4.0, 7.0])
+    assert group_mean(v, torch.tensor([0, 1, 0, 1])).tolist() == [2.5, 4.5, 2.5, 4.5]
+
+
+def test_defaults_leave_logits_unchanged() -> None:
+    l = torch.tensor([0.3, -1.0, 2.0])
+    out = adjust_logits(l, torch.tensor([0, 0, 1]), ["x", "y", "x"])
+    assert torch.equal(out, l)
+    assert out is not l
+
+
+def test_merge_duplicates_by_hand() -> None:
+    # "x" occurs in passages 0 and 1 with logits 1 and 3 -> both get 2; "y" keeps its own.
+    l = torch.tensor([1.0, 5.0, 3.0])
+    out = adjust_logits(l, torch.tensor([0, 0, 1]), ["x", "y", "x"], merge_duplicates=True)
+    assert out.tolist() == [2.0, 5.0, 2.0]
+
+
+def test_passage_weight_by_hand() -> None:
+    # passage 0 = [1, 5] (mean 3), passage 1 = [3] (mean 3); beta = 0.5 adds 1.5 to each.
+    l = torch.tensor([1.0, 5.0, 3.0])
+    out = adjust_logits(l, torch.tensor([0, 0, 1]), ["x", "y", "z"], passage_weight=0.5)
+    assert out.tolist() == [2.5, 6.5, 4.5]
+    # both: merge first (x -> 2), then passage means: p0 = (2 + 5) / 2 = 3.5, p1 = 2
+    out = adjust_logits(l, torch.tensor([0, 0, 1]), ["x", "y", "x"], True, 1.0)
+    assert out.tolist() == [5.5, 8.5, 4.0]
+
+
+def test_passage_weight_separates_passages_sharing_their_best_sentence() -> None:
+    # Both passages' best sentence is the same text; the passage whose other sentence is
+    # better must now rank first (ties alone would go to input order, i.e. passage 0).
+    l = torch.tensor([4.0, -3.0, 4.0, 1.0])
+    pas = torch.tensor([0, 0, 1, 1])
+    texts = ["shared", "weak", "shared", "strong"]
+    out = adjust_logits(l, pas, texts, merge_duplicates=True, passage_weight=0.25)
+    assert out[2] > out[0]
+
+
+def test_config_round_trip_and_range() -> None:
+    cfg = LoGConfig(score=ScoreConfig(merge_duplicates=True, passage_weight=0.25))
+    again = LoGConfig.from_dict(cfg.to_dict())
+    assert again.score == cfg.score
+    assert LoGConfig.from_dict({}).score == ScoreConfig()  # old checkpoints: paper behaviour
+    with pytest.raises(ConfigError, match="passage_weight"):
+        LoGConfig(score=ScoreConfig(passage_weight=-1.0)).validate()
+    with pytest.raises(ConfigError, match="unknown field"):
+        LoGConfig.from_dict({"score": {"beta": 1.0}})
+
+
+def test_pipeline_applies_the_score_config(make_tiny_model) -> None:
+    model = make_tiny_model()
+    passages = [
+        "Aspirin lowers the risk of heart attack. It thins blood.",
+        "Aspirin lowers the risk of heart attack. Statins lower cholesterol.",
+        "Paris is mild in spring.",
+    ]
+    query = "does aspirin prevent heart attacks"
+    enc = model.encode(query, passages)
+    plain = model.rank_encoded(enc)
+    assert plain.info["score"] == {"merge_duplicates": False, "passage_weight": 0.0}
+    model.config.score = ScoreConfig(merge_duplicates=True, passage_weight=0.5)
+    try:
+        adj = model.rank_encoded(enc)
+    finally:
+        model.config.score = ScoreConfig()
+    by_node = adj.sentence_by_node()
+    # nodes 0 and 2 are the same text: one consensus logit, then their passage terms
+    logit = {n: math.log(s.score / (1 - s.score)) for n, s in by_node.items()}
+    g = {s.node: s.global_score for s in plain.sentences}
+    lg = {n: math.log(z / (1 - z)) for n, z in g.items()}
+    m = (lg[0] + lg[2]) / 2
+    p0 = (m + lg[1]) / 2
+    p1 = (m + lg[3]) / 2
+    assert logit[0] == pytest.approx(m + 0.5 * p0, abs=1e-4)
+    assert logit[2] == pytest.approx(m + 0.5 * p1, abs=1e-4)
+    assert logit[4] == pytest.approx(lg[4] + 0.5 * lg[4], abs=1e-4)
+    # raw local / global scores are kept; only the sort score changes
+    assert [s.global_score for s in sorted(adj.sentences, key=lambda s: s.node)] == [
+        s.global_score for s in sorted(plain.sentences, key=lambda s: s.node)
+    ]
+    assert adj.info["score"] == {"merge_duplicates": True, "passage_weight": 0.5}
