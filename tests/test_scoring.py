@@ -22,36 +22,36 @@ def test_group_mean_by_hand() -> None:
 
 
 def test_defaults_leave_logits_unchanged() -> None:
-    l = torch.tensor([0.3, -1.0, 2.0])
-    out = adjust_logits(l, torch.tensor([0, 0, 1]), ["x", "y", "x"])
-    assert torch.equal(out, l)
-    assert out is not l
+    logits = torch.tensor([0.3, -1.0, 2.0])
+    out = adjust_logits(logits, torch.tensor([0, 0, 1]), ["x", "y", "x"])
+    assert torch.equal(out, logits)
+    assert out is not logits
 
 
 def test_merge_duplicates_by_hand() -> None:
     # "x" occurs in passages 0 and 1 with logits 1 and 3 -> both get 2; "y" keeps its own.
-    l = torch.tensor([1.0, 5.0, 3.0])
-    out = adjust_logits(l, torch.tensor([0, 0, 1]), ["x", "y", "x"], merge_duplicates=True)
+    logits = torch.tensor([1.0, 5.0, 3.0])
+    out = adjust_logits(logits, torch.tensor([0, 0, 1]), ["x", "y", "x"], merge_duplicates=True)
     assert out.tolist() == [2.0, 5.0, 2.0]
 
 
 def test_passage_weight_by_hand() -> None:
     # passage 0 = [1, 5] (mean 3), passage 1 = [3] (mean 3); beta = 0.5 adds 1.5 to each.
-    l = torch.tensor([1.0, 5.0, 3.0])
-    out = adjust_logits(l, torch.tensor([0, 0, 1]), ["x", "y", "z"], passage_weight=0.5)
+    logits = torch.tensor([1.0, 5.0, 3.0])
+    out = adjust_logits(logits, torch.tensor([0, 0, 1]), ["x", "y", "z"], passage_weight=0.5)
     assert out.tolist() == [2.5, 6.5, 4.5]
     # both: merge first (x -> 2), then passage means: p0 = (2 + 5) / 2 = 3.5, p1 = 2
-    out = adjust_logits(l, torch.tensor([0, 0, 1]), ["x", "y", "x"], True, 1.0)
+    out = adjust_logits(logits, torch.tensor([0, 0, 1]), ["x", "y", "x"], True, 1.0)
     assert out.tolist() == [5.5, 8.5, 4.0]
 
 
 def test_passage_weight_separates_passages_sharing_their_best_sentence() -> None:
     # Both passages' best sentence is the same text; the passage whose other sentence is
     # better must now rank first (ties alone would go to input order, i.e. passage 0).
-    l = torch.tensor([4.0, -3.0, 4.0, 1.0])
+    logits = torch.tensor([4.0, -3.0, 4.0, 1.0])
     pas = torch.tensor([0, 0, 1, 1])
     texts = ["shared", "weak", "shared", "strong"]
-    out = adjust_logits(l, pas, texts, merge_duplicates=True, passage_weight=0.25)
+    out = adjust_logits(logits, pas, texts, merge_duplicates=True, passage_weight=0.25)
     assert out[2] > out[0]
 
 
