@@ -88,6 +88,10 @@ class ScoreConfig:
     # logrerank/scoring.py). Defaults = the paper: each sentence keeps its own score.
     merge_duplicates: bool = False  # one score per distinct sentence text in a pool (their mean)
     passage_weight: float = 0.0  # beta in l'_ij = l_ij + beta * mean_k l_ik (passage context)
+    # w in l' = l - (1 - w) * (l_local - prior): shrinks what training added to the local logit
+    # toward the packaged bi-encoder prior (an output-space ensemble of the fine-tuned and the
+    # zero-shot model, as WiSE-FT); 1 = off. Isolated mode only (it has the prior).
+    head_weight: float = 1.0
 
 
 @dataclass
@@ -170,6 +174,8 @@ class LoGConfig:
             )
         if not 0.0 <= self.score.passage_weight <= 10.0:
             raise ConfigError("score.passage_weight must be in [0, 10]")
+        if not 0.0 <= self.score.head_weight <= 1.0:
+            raise ConfigError("score.head_weight must be in [0, 1]")
         if self.local.isolated_layers < 0:
             raise ConfigError("local.isolated_layers must be >= 0")
         if self.precision not in ("auto", "bf16", "fp32"):

@@ -188,6 +188,7 @@ class LocalOutput:
     logits: Tensor  # [M] local logits l_local (eq. 5)
     sent_window: Tensor  # [M] window of each sentence
     nodes: Tensor  # [M] node id of each sentence
+    prior: Tensor | None = None  # [M] bi-encoder prior a * (cos - b) inside logits (isolated mode)
 
 
 class LocalScorer(nn.Module):
@@ -374,7 +375,7 @@ class LocalScorer(nn.Module):
         logits = self.local_head(torch.cat(feats, dim=-1)).squeeze(-1)  # [M]
         if prior is not None:
             logits = logits + prior  # bi-encoder prior (isolated mode)
-        out = LocalOutput(h_q, h_s, intent_logits, role_logits, logits, win, batch["nodes"])
+        out = LocalOutput(h_q, h_s, intent_logits, role_logits, logits, win, batch["nodes"], prior)
         loss = None
         if targets is not None:
             from .losses import local_loss

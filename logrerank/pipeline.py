@@ -76,6 +76,7 @@ class Encoded:
     intent_by_passage: Tensor  # [P, 3] (zeros for passages without sentences)
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    prior_logits: Tensor | None = None  # [N] bi-encoder prior part of local_logits (isolated)
 
 
 class LoGReranker(nn.Module):
@@ -269,6 +270,7 @@ class LoGReranker(nn.Module):
         h = torch.zeros(n, d)
         role_logits = torch.zeros(n, 3)
         logits = torch.zeros(n)
+        prior = torch.zeros(n) if cfg.local.isolated_layers else None
         P = len(plist)
         intent_sum, intent_cnt = torch.zeros(P, 3), torch.zeros(P)
         # isolated mode: the query-independent lower layers run once per distinct segment
@@ -286,6 +288,8 @@ class LoGReranker(nn.Module):
             h[nodes] = out.h_s.float().cpu()
             role_logits[nodes] = out.role_logits.float().cpu()
             logits[nodes] = out.logits.float().cpu()
+            if prior is not None and out.prior is not None:
+                prior[nodes] = out.prior.float().cpu()
             pidx = torch.tensor([w.passage_idx for w in wins])
             intent_sum.index_add_(0, pidx, out.intent_logits.float().softmax(-1).cpu())
             intent_cnt.index_add_(0, pidx, torch.ones(len(wins)))
@@ -298,6 +302,7 @@ class LoGReranker(nn.Module):
             h=h,
             role_probs=role_logits.softmax(-1),
             local_logits=logits,
+            prior_logits=prior,
             intent_by_passage=intent_sum / intent_cnt.clamp_min(1)[:, None],
             warnings=warnings,
             timings=timings,
@@ -368,6 +373,8 @@ class LoGReranker(nn.Module):
                 [s.text for s in enc.sentences],
                 scfg.merge_duplicates,
                 scfg.passage_weight,
+                None if enc.prior_logits is None else enc.local_logits - enc.prior_logits,
+                scfg.head_weight,
             )
         )
         sentences = []

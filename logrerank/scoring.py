@@ -1,7 +1,7 @@
 """Final score adjustments over a pool (adaptations, not in the paper; off by default).
 
-Two things the pool as a whole says about one sentence, applied to the final logits ``l`` (the
-global logits, or the local ones in the local-only ablation):
+Adjustments applied to the final logits ``l`` (the global logits, or the local ones in the
+local-only ablation):
 
 1. **Duplicate consensus** (``merge_duplicates``). A text that occurs in several passages of the
    pool (Citation-Integrity builds its passages from overlapping sentences of one paper: on dev
@@ -21,7 +21,17 @@ global logits, or the local ones in the local-only ablation):
    With the passage order taken from each passage's best sentence (DESIGN §5), this ranks
    passages by ``max + beta * mean``, which separates passages that share their best sentence.
 
-Both are chosen on training queries (``scripts/aggregation_study.py``) and stored in the
+3. **Head shrinkage** (``head_weight`` = w, isolated mode). The local logit is the packaged
+   bi-encoder prior plus what training learned, ``l_local = prior + head``; the final logit keeps
+   only a share w of the learned part:
+
+       l' = l - (1 - w) * (l_local - prior)
+
+   an output-space ensemble of the fine-tuned and the zero-shot model (WiSE-FT, Wortsman et al.
+   2022), which trades in-domain fit for robustness on data unlike the training data. It is
+   applied first, then 1, then 2.
+
+All three are chosen on training queries (``scripts/aggregation_study.py``) and stored in the
 checkpoint's ``score`` config section.
 """
 
@@ -63,8 +73,10 @@ def adjust_logits(
     texts: list[str],
     merge_duplicates: bool = False,
     passage_weight: float = 0.0,
+    head: Tensor | None = None,
+    head_weight: float = 1.0,
 ) -> Tensor:
-    """Apply duplicate consensus and the passage-context term (module docstring).
+    """Apply head shrinkage, duplicate consensus and the passage term (module docstring).
 
     Args:
         logits: ``[N]`` final logits, one per sentence (node order).
@@ -72,12 +84,17 @@ def adjust_logits(
         texts: the N sentence texts (node order).
         merge_duplicates: replace each logit by the mean over copies of its text.
         passage_weight: beta >= 0.
+        head: ``[N]`` the learned part of the local logits (``l_local - prior``); None = no
+            shrinkage whatever ``head_weight`` says.
+        head_weight: w in [0, 1].
 
     Returns:
         ``[N]`` adjusted logits (a new tensor; the input is unchanged). With the defaults the
         logits come back unchanged.
     """
     out = logits.detach().double().cpu()
+    if head is not None and head_weight != 1.0:
+        out = out - (1.0 - head_weight) * head.detach().double().cpu()
     if merge_duplicates and out.numel():
         out = group_mean(out, duplicate_groups(texts))
     if passage_weight and out.numel():

@@ -76,7 +76,11 @@ def test_pipeline_applies_the_score_config(make_tiny_model) -> None:
     query = "does aspirin prevent heart attacks"
     enc = model.encode(query, passages)
     plain = model.rank_encoded(enc)
-    assert plain.info["score"] == {"merge_duplicates": False, "passage_weight": 0.0}
+    assert plain.info["score"] == {
+        "merge_duplicates": False,
+        "passage_weight": 0.0,
+        "head_weight": 1.0,
+    }
     model.config.score = ScoreConfig(merge_duplicates=True, passage_weight=0.5)
     try:
         adj = model.rank_encoded(enc)
@@ -97,4 +101,48 @@ def test_pipeline_applies_the_score_config(make_tiny_model) -> None:
     assert [s.global_score for s in sorted(adj.sentences, key=lambda s: s.node)] == [
         s.global_score for s in sorted(plain.sentences, key=lambda s: s.node)
     ]
-    assert adj.info["score"] == {"merge_duplicates": True, "passage_weight": 0.5}
+    assert adj.info["score"] == {
+        "merge_duplicates": True,
+        "passage_weight": 0.5,
+        "head_weight": 1.0,
+    }
+
+
+def test_head_weight_by_hand() -> None:
+    # l = [3, 1], learned part [2, -1] -> w = 0.5 keeps half of it: [3 - 1, 1 + 0.5]
+    logits = torch.tensor([3.0, 1.0])
+    head = torch.tensor([2.0, -1.0])
+    out = adjust_logits(logits, torch.tensor([0, 1]), ["a", "b"], head=head, head_weight=0.5)
+    assert out.tolist() == [2.0, 1.5]
+    # no head known (non-isolated model): w has no effect
+    assert adjust_logits(logits, torch.tensor([0, 1]), ["a", "b"], head_weight=0.0).tolist() == [
+        3.0,
+        1.0,
+    ]
+    with pytest.raises(ConfigError, match="head_weight"):
+        LoGConfig(score=ScoreConfig(head_weight=1.5)).validate()
+
+
+def test_head_weight_zero_gives_the_prior_ranking(tokenizer) -> None:
+    """Isolated mode: with w = 0 the local-only ranking is the bi-encoder prior's ranking."""
+    from conftest import make_tiny_encoder, tiny_config
+
+    from logrerank.config import LocalConfig
+    from logrerank.pipeline import LoGReranker
+
+    cfg = tiny_config(None, local=LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(5)
+        model = LoGReranker(
+            cfg, encoder=make_tiny_encoder(len(tokenizer), layers=2), tokenizer=tokenizer
+        )
+        torch.nn.init.normal_(model.local.local_head[-1].weight, std=1.0)  # a non-zero head
+    passages = ["Aspirin thins blood. It lowers heart attack risk.", "Paris is mild. Rain falls."]
+    enc = model.encode("aspirin and heart attacks", passages)
+    assert enc.prior_logits is not None
+    assert not torch.allclose(enc.local_logits, enc.prior_logits)  # the head adds something
+    model.config.score = ScoreConfig(head_weight=0.0)
+    r = model.rank_encoded(enc, use_global=False)
+    logits = {s.node: math.log(s.score / (1 - s.score)) for s in r.sentences}
+    for n, v in logits.items():
+        assert v == pytest.approx(float(enc.prior_logits[n]), abs=1e-4)
