@@ -139,6 +139,45 @@ def _cell(p: float, s: float | None) -> str:
     return f"{p:.1f}" + (f" / {s:.1f}" if s is not None else "")
 
 
+def choose(sets: dict[str, list[dict]]) -> tuple[tuple[float, bool, float], float]:
+    """The (head_weight, merge_duplicates, passage_weight) maximising the selection objective
+    (see :func:`report`), and its value. Ties keep the first in grid order."""
+    best, best_val = (1.0, False, 0.0), -1.0
+    for w in WEIGHTS:
+        for dedup in (False, True):
+            for b in BETAS:
+                sp, ss = score(sets["select-scifact"], 3, b, dedup, w)
+                cp, _ = score(sets["select-citint"], 3, b, dedup, w)
+                val = (sp + ss + cp) / 3
+                if val > best_val + 1e-9:
+                    best, best_val = (w, dedup, b), val
+    return best, best_val
+
+
+def write_choice(sets: dict[str, list[dict]], checkpoint: Path, command: str) -> dict:
+    """Store the chosen setting in ``checkpoint/config.json`` (``model.score``) with how it was
+    chosen (``training.score_selection``)."""
+    (w, dedup, b), val = choose(sets)
+    path = checkpoint / "config.json"
+    meta = json.loads(path.read_text())
+    chosen = {"merge_duplicates": dedup, "passage_weight": b, "head_weight": w}
+    meta["model"]["score"] = chosen
+    meta.setdefault("training", {})["score_selection"] = {
+        "chosen": chosen,
+        "objective": "mean of SciFact-select P-nDCG@10, S-nDCG@10 and CitInt-select P-nDCG@10",
+        "objective_value": round(val, 3),
+        "selection_sets": {n: len(sets[n]) for n in SELECT},
+        "grid": {
+            "head_weight": WEIGHTS,
+            "merge_duplicates": [False, True],
+            "passage_weight": BETAS,
+        },
+        "command": command,
+    }
+    path.write_text(json.dumps(meta, indent=2) + "\n")
+    return chosen
+
+
 def report(sets: dict[str, list[dict]]) -> str:
     """Tables per set, then the setting chosen on the selection sets and its dev figures.
 
@@ -165,16 +204,7 @@ def report(sets: dict[str, list[dict]]) -> str:
                     lines.append(f"| {label} | {w} | {dedup} | " + " | ".join(cells) + " |")
         lines.append("")
     if all(n in sets for n in SELECT):
-        best, best_val = None, -1.0
-        for w in WEIGHTS:
-            for dedup in (False, True):
-                for b in BETAS:
-                    sp, ss = score(sets["select-scifact"], 3, b, dedup, w)
-                    cp, _ = score(sets["select-citint"], 3, b, dedup, w)
-                    val = (sp + ss + cp) / 3
-                    if val > best_val + 1e-9:
-                        best, best_val = (w, dedup, b), val
-        w, dedup, b = best
+        (w, dedup, b), best_val = choose(sets)
         lines.append(
             f"Chosen on the selection sets (mean of the three figures {best_val:.2f}): "
             f"head_weight={w}, merge_duplicates={dedup}, passage_weight={b}"
@@ -191,6 +221,7 @@ def main() -> None:
     ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--report", action="store_true", help="report from the cache only")
     ap.add_argument("--citint-train", type=int, default=100, help="unused CitInt train claims")
+    ap.add_argument("--write", default=None, help="store the chosen setting in this checkpoint")
     ap.add_argument("--bi", action="store_true", help="also store the bi-encoder cosine (slower)")
     ap.add_argument("--sets", default="select-scifact,select-citint,scifact-dev,citint-dev")
     args = ap.parse_args()
@@ -229,6 +260,11 @@ def main() -> None:
     text = report(sets)
     print(text)
     (out / "report.md").write_text(text + "\n")
+    if args.write:
+        import sys
+
+        chosen = write_choice(sets, Path(args.write), " ".join(["python", *sys.argv]))
+        print(f"wrote score config {chosen} to {args.write}/config.json")
 
 
 if __name__ == "__main__":
