@@ -443,6 +443,14 @@ def _rank_and_render(backend: Backend, session: Session, knobs: Knobs, from_cach
         + f" · transformer passes this session: {session.encodes}"
         + f" · graph recomputations: {session.recomputes}",
     ]
+    sc = ranking.info.get("score") or {}
+    if sc.get("merge_duplicates") or sc.get("passage_weight") or sc.get("head_weight", 1.0) != 1.0:
+        notes.append(
+            "LoG sort score = the global logit adjusted as configured (logrerank/scoring.py): "
+            f"duplicate consensus {'on' if sc.get('merge_duplicates') else 'off'}, passage term "
+            f"beta {sc.get('passage_weight', 0.0):g}, head weight w {sc.get('head_weight', 1.0):g}"
+            "; the local / global columns show the raw scores."
+        )
     warnings = list(dict.fromkeys(ranking.warnings + stage.warnings))
     for b in session.baselines.values():
         for w in b.warnings:
