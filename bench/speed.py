@@ -87,9 +87,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
     ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
     ap.add_argument(
         "--segment-cache",
-        default="on",
+        default="off",
         choices=["on", "off"],
-        help="off: LoG's isolated layers inside block-masked 512-token windows (the old path)",
+        help="on: LoG's frozen isolated layers once per segment (LoGReranker.segment_cache)",
     )
     ap.add_argument(
         "--source",
@@ -592,7 +592,7 @@ def markdown(res: dict[str, Any]) -> str:
         f"{_f(a['mean_passages'], 1)} passages, {_f(a['mean_sentences'], 0)} sentences, "
         f"{_f(a['mean_edges'], 0)} edges on average), {meta['warmup']} warm-up; "
         f"device {meta['device']}, precision {meta['precision']}, quantize {meta['quantize']}, "
-        f"segment cache {meta.get('segment_cache', 'on')}, "
+        f"segment cache {meta.get('segment_cache', 'off')}, "
         f"{meta['threads']} torch threads, {meta['cpus']} CPUs.",
         "",
         "| ranker / stage | p50 s | p95 s | mean s | share of LoG |",

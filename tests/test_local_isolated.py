@@ -135,8 +135,8 @@ def test_segment_cache_gives_the_uncached_forward(iso_scorer, tokenizer) -> None
 
 
 def test_pipeline_segment_cache_matches_block_masked_windows(tokenizer) -> None:
-    """``LoGReranker.encode`` runs the isolated layers per segment by default; the scores must
-    equal the plain block-masked windows (``segment_cache=False``) on multi-window passages."""
+    """``LoGReranker.segment_cache = True`` runs the isolated layers per segment; the scores must
+    equal the default block-masked windows on multi-window passages."""
     from conftest import tiny_config
 
     from logrerank.config import LocalConfig
@@ -149,6 +149,7 @@ def test_pipeline_segment_cache_matches_block_masked_windows(tokenizer) -> None:
         torch.manual_seed(3)
         model = LoGReranker(cfg, encoder=enc, tokenizer=tokenizer)
     passages = [" ".join(p) for p in PASSAGES] + [" ".join(PASSAGES[0])]  # a repeated passage
+    model.segment_cache = True
     fast = model.encode(QUERY, passages)
     model.segment_cache = False
     slow = model.encode(QUERY, passages)

@@ -40,6 +40,7 @@ from ..backbone import (
     pick_device,
 )
 from ..io import normalize_passages
+from ..memory import trim_heap
 from ..segment import passage_spans
 from ..types import InputError, Passage, Ranking, ScoredPassage, ScoredSentence
 from .base import Ranker, minmax
@@ -251,6 +252,7 @@ class CrossEncoder:
             vals = logits.float().reshape(len(idx), -1)[:, 0].cpu().tolist()
             for i, v in zip(idx, vals):
                 out[i] = float(v)
+        trim_heap()  # keep a long-running process's RSS flat (logrerank/memory.py)
         return out
 
 

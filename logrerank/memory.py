@@ -1,0 +1,35 @@
+"""Return freed heap memory to the operating system after a request (glibc only).
+
+Variable-shape bf16 CPU inference leaves the glibc heap fragmented: on the speed benchmark the
+resident memory of one process grew from 1.0 GB after warm-up to 2.6 GB over 50 SciFact pools,
+although nothing is kept between calls. ``malloc_trim(0)`` hands free pages back (it also
+releases free pages inside the heap, not only at its top). It costs a few milliseconds, so the
+pipeline calls it once per :meth:`~logrerank.pipeline.LoGReranker.encode`; elsewhere (musl,
+macOS, Windows) it is a no-op.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+
+
+@functools.lru_cache(maxsize=1)
+def _libc():
+    name = ctypes.util.find_library("c")
+    if not name:
+        return None
+    try:
+        lib = ctypes.CDLL(name)
+        return lib if hasattr(lib, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+def trim_heap() -> bool:
+    """Ask glibc to return free heap memory to the OS. Returns True if memory was released."""
+    lib = _libc()
+    if lib is None:
+        return False
+    return bool(lib.malloc_trim(0))
