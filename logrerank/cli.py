@@ -143,6 +143,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     models = Models(
         args.checkpoint, args.cross_encoder, device=args.device, memo_cross_encoder=True
     )
+    quantized = {}
+    if getattr(args, "quantize", "none") == "int8":
+        from .quantize import quantize_cross_encoder, quantize_log_reranker
+
+        if any(n.startswith("log") for n in names):
+            quantized["log"] = quantize_log_reranker(models.log)
+        if any(n.startswith(("cross-encoder", "ce-", "evidence-graph-ce")) for n in names):
+            quantized["cross_encoder"] = quantize_cross_encoder(models.cross_encoder)
     rankers = build_rankers(names, models)
     coverage = (2, 3, 5) if name in MULTI_HOP else ()
     from .evaluate import evaluate, results_markdown
@@ -157,6 +165,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         "command": "logrerank " + " ".join(sys.argv[1:]),
         "wall_seconds": round(time.perf_counter() - t0, 1),
         "cross_encoder_memo": True,
+        "quantize": getattr(args, "quantize", "none"),
+        "quantized": quantized,
         "pool_stats": {k: v for k, v in stats.items() if not isinstance(v, (list, dict))},
     }
     print(results_markdown(result, args.k, coverage))
@@ -293,6 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--checkpoint", help="LoG checkpoint folder (default: bundled)")
     e.add_argument("--cross-encoder", help="cross-encoder folder (default: bundled)")
     e.add_argument("--device", default="auto")
+    e.add_argument(
+        "--quantize",
+        default="none",
+        choices=["none", "int8"],
+        help="int8: dynamic int8 Linear layers in LoG and the cross-encoder (CPU; fp32 activations)",
+    )
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_cmd_eval)
 

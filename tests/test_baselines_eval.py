@@ -164,3 +164,35 @@ def test_bi_encoder_real_backbone():
     assert r.sentences[0].passage_idx == 0
     assert len(r.sentences) == 6
     assert all(0.0 <= s.score <= 1.0 for s in r.sentences)
+
+
+def test_cli_eval_quantize_int8_records_and_ranks(tmp_path: Path, tiny_model) -> None:
+    """``logrerank eval --quantize int8`` quantises the models it uses and says so in meta."""
+    claims = tmp_path / "claims.jsonl"
+    corpus = tmp_path / "corpus.jsonl"
+    docs = [
+        (1, "Aspirin", ["Aspirin lowers heart attack risk.", "It thins the blood."]),
+        (2, "Statins", ["Statins lower cholesterol.", "They are common."]),
+        (3, "Paris", ["Paris is mild in spring.", "Tourists come."]),
+    ]
+    corpus.write_text(
+        "\n".join(json.dumps({"doc_id": d, "title": t, "abstract": a}) for d, t, a in docs) + "\n"
+    )
+    claim = {
+        "id": 1,
+        "claim": "aspirin lowers heart attack risk",
+        "evidence": {"1": [{"sentences": [0], "label": "SUPPORT"}]},
+        "cited_doc_ids": [1],
+    }
+    claims.write_text(json.dumps(claim) + "\n")
+    ckpt = tiny_model.save_pretrained(tmp_path / "log")
+    out = tmp_path / "out"
+    argv = ["eval", "--claims", str(claims), "--corpus", str(corpus), "--rankers", "log"]
+    rc = main(
+        [*argv, "--checkpoint", str(ckpt), "--quantize", "int8", "--quiet", "--out", str(out)]
+    )
+    assert rc == 0
+    meta = json.loads((out / "results.json").read_text())["meta"]
+    assert meta["quantize"] == "int8"
+    assert meta["quantized"]["log"]["quantized_linear"] > 0
+    assert "cross_encoder" not in meta["quantized"]  # no CE ranker asked for
