@@ -347,6 +347,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
     b.add_argument(
+        "--segment-cache",
+        default="off",
+        choices=["on", "off"],
+        help="on: LoG's frozen isolated layers once per segment (LoGReranker.segment_cache)",
+    )
+    b.add_argument(
         "--source",
         default="scifact",
         choices=["scifact", "synthetic"],

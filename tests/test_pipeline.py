@@ -15,7 +15,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from logrerank.config import ROLE_NAMES, ContextConfig, GraphConfig
+from logrerank.config import ROLE_NAMES, ContextConfig, GraphConfig, ScoreConfig
 from logrerank.graph import Relation, relation_name
 from logrerank.pipeline import (
     CONFIG_NAME,
@@ -561,7 +561,14 @@ def test_packaged_backbone_end_to_end() -> None:
     again = model.rank_encoded(enc)
     assert scores(again) == scores(r)
     local_only = model.rank_encoded(enc, use_global=False)
-    assert all(s.score == s.local_score for s in local_only.sentences)
+    if model.config.score == ScoreConfig():  # no score adjustments: sort score = local score
+        assert all(s.score == s.local_score for s in local_only.sentences)
+    saved, model.config.score = model.config.score, ScoreConfig()
+    try:
+        plain = model.rank_encoded(enc, use_global=False)
+        assert all(s.score == s.local_score for s in plain.sentences)
+    finally:
+        model.config.score = saved
     untyped = model.rank_encoded(enc, typed=False)
     assert all(e.relation_id == 0 for e in untyped.edges)
     nocross = model.rank_encoded(enc, cross_passage=False)
