@@ -46,7 +46,7 @@ class LocalConfig:
     isolated_layers: int = 0
     prior_scale: float = 10.0  # initial a in the prior a * (cos(e_q, e_s) - b) added to l_local
     prior_shift: float = 0.4  # b in that prior (fixed; sets where z_local crosses 0.5)
-    batch_tokens: int = 8192  # padded tokens per forward pass (bounds memory, not the input)
+    batch_tokens: int = 4096  # padded tokens per forward pass (bounds peak memory; bench/README)
     max_batch_windows: int = 32  # windows per forward pass at most
 
 

@@ -632,3 +632,14 @@ def test_eval_memo_scores_each_pair_once_and_changes_nothing(tiny_ce_dir) -> Non
     # 3 passage pairs once (the stage and the evidence graph reuse them), then the 5 sentence
     # pairs less "Statins lower cholesterol.", which is also a (title-less) passage pair.
     assert scored == [3, 4], scored
+
+
+def test_predict_trims_the_heap_after_every_batch(tiny_ce_dir, monkeypatch) -> None:
+    from logrerank.baselines import cross_encoder as ce_mod
+
+    calls = []
+    monkeypatch.setattr(ce_mod, "trim_heap", lambda: calls.append(1) or True)
+    ce = CrossEncoder(tiny_ce_dir, device="cpu", precision="fp32", batch_size=2)
+    scores = ce.predict([("q", t) for t in "abcde"])
+    assert len(scores) == 5 and all(math.isfinite(x) for x in scores)
+    assert len(calls) == 3  # ceil(5 / 2) batches

@@ -252,7 +252,8 @@ class CrossEncoder:
             vals = logits.float().reshape(len(idx), -1)[:, 0].cpu().tolist()
             for i, v in zip(idx, vals):
                 out[i] = float(v)
-        trim_heap()  # keep a long-running process's RSS flat (logrerank/memory.py)
+            del logits, batch
+            trim_heap()  # per batch: peak bounded by the batch, RSS flat (logrerank/memory.py)
         return out
 
 
