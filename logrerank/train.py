@@ -1,8 +1,10 @@
 """Two-stage LoG training (paper eqs. 19-23) on public data, from a JSON config per run.
 
 Stage 1 (``local``): the local scorer (top encoder layers + heads) on SciFact train (rationale
-sentences) and Citation-Integrity train (passage labels only, DESIGN §4), with BM25 hard-negative
-passages from each query's train pool. Loss per query::
+sentences) and Citation-Integrity train (passage labels only, DESIGN §4), optionally PubMedQA
+non-test questions with silver sentence labels (source ``"pubmedqa-silver"``, see
+:mod:`logrerank.data.silver`), with BM25 hard-negative passages from each query's train pool.
+Loss per query::
 
     L = L_rank^loc (eq. 20, within each cited passage: rationale sentences rank 1, the rest 2)
       + lambda * L_role (eq. 21, soft targets from the role tagger)
@@ -55,12 +57,21 @@ from .trainutil import (
 @dataclass
 class TrainConfig:
     stage: str = "local"  # "local" (stage 1) or "global" (stage 2)
-    sources: list[str] = field(default_factory=lambda: ["scifact", "citint"])  # train sets
+    # train sets: "scifact", "citint", "pubmedqa-silver" (PubMedQA non-test questions, test
+    # abstracts removed from the pools, silver sentence labels; logrerank.data.silver)
+    sources: list[str] = field(default_factory=lambda: ["scifact", "citint"])
     max_queries: dict[str, int] = field(default_factory=dict)  # per-source cap (0/absent = all)
     negatives: int = 7  # BM25 hard-negative passages per query (stage 1)
     # further negatives drawn uniformly from the rest of the 50-candidate pool (stage 1), so the
     # model also sees the easy candidates it must keep down at test time
     random_negatives: int = 0
+    # "pubmedqa-silver": at most this many silver sentences per gold abstract (the ones with the
+    # highest ROUGE-1 F1 against the withheld conclusion)
+    silver_top: int = 2
+    # "pubmedqa-silver": a silver sentence needs ROUGE-1 F1 >= this; abstracts with none are dropped
+    silver_min_f1: float = 0.2
+    # "pubmedqa-silver": section roles a silver sentence may have ([] = any; ["result"] = findings)
+    silver_roles: list[str] = field(default_factory=list)
     trainable_layers: int = 2  # top encoder layers fine-tuned (stage 1); the rest stay packaged
     epochs: int = 2  # passes over the training queries
     lr: float = 2e-5  # learning rate of the encoder layers (stage 1) / graph model (stage 2)
@@ -126,13 +137,41 @@ def held_out(qid: str, fraction: float) -> bool:
     return (h % 1000) < fraction * 1000
 
 
-def load_train_queries(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
-    """(train, held-out) examples with 50-candidate pools from the TRAIN splits."""
+def load_train_queries(cfg: TrainConfig, log=sys.stdout) -> tuple[list[Example], list[Example]]:
+    """(train, held-out) examples with 50-candidate pools from the TRAIN splits.
+
+    ``"pubmedqa-silver"`` loads the PubMedQA non-test questions, removes the test abstracts
+    from their pools and labels silver sentences (:func:`logrerank.data.silver.silver_examples`;
+    its pools are therefore smaller than 50); its statistics are printed to ``log``.
+    """
     from .data.pools import load_benchmark
+    from .data.silver import SILVER_SOURCE, pubmedqa_test_ids, silver_examples
 
     train, dev = [], []
     for src in cfg.sources:
-        exs, _ = load_benchmark(src, split="train", limit=cfg.max_queries.get(src) or None)
+        limit = cfg.max_queries.get(src) or None
+        if src == SILVER_SOURCE:
+            exs, _ = load_benchmark("pubmedqa", split="train", limit=limit)
+            exs, st = silver_examples(
+                exs,
+                pubmedqa_test_ids(),
+                cfg.silver_top,
+                cfg.silver_min_f1,
+                roles=cfg.silver_roles or None,
+            )
+            print(
+                f"{src}: kept {st['kept']}/{st['loaded']} questions "
+                f"(dropped: {st['dropped_no_silver']} without a silver sentence, "
+                f"{st['dropped_gold_removed']} gold removed, {st['dropped_test_query']} test ids); "
+                f"{st['test_candidates_removed']} test-abstract candidates removed, "
+                f"{st['mean_candidates']:.1f} candidates left per question; "
+                f"mean silver sentences {st['mean_silver']:.2f}, "
+                f"mean ROUGE-1 F1 {st['mean_silver_f1']:.3f}",
+                file=log,
+                flush=True,
+            )
+        else:
+            exs, _ = load_benchmark(src, split="train", limit=limit)
         for ex in exs:
             ex.meta["source"] = src
             (dev if held_out(f"{src}:{ex.qid}", cfg.dev_fraction) else train).append(ex)
@@ -290,7 +329,7 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
     if not cfg.bf16:
         model_cfg.precision = "fp32"
     model = LoGReranker(model_cfg)
-    train, dev = load_train_queries(cfg)
+    train, dev = load_train_queries(cfg, log)
     print(f"train queries {len(train)}, held-out {len(dev)}", file=log, flush=True)
     isolated = model.config.local.isolated_layers > 0
     # isolated mode: the packaged encoder is frozen whole (it is the prior); the joint copy of
@@ -510,7 +549,7 @@ def prepare_global(cfg: TrainConfig, log=sys.stdout):
         model.config.graph, model.config.global_ = merged.graph, merged.global_
     for p in model.local.parameters():
         p.requires_grad = False
-    train, dev = load_train_queries(cfg)
+    train, dev = load_train_queries(cfg, log)
     dev = dev[: cfg.heldout_limit or None]
     print(f"train queries {len(train)}, held-out {len(dev)}; encoding pools...", file=log)
     encs = encode_pools(model, train, log, t_start)

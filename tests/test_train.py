@@ -33,7 +33,7 @@ def _examples(n: int = 6) -> list[Example]:
 @pytest.fixture
 def cfg(tmp_path, tiny_dir, monkeypatch):
     exs = _examples()
-    monkeypatch.setattr(tr, "load_train_queries", lambda c: (exs[:4], exs[4:]))
+    monkeypatch.setattr(tr, "load_train_queries", lambda c, log=None: (exs[:4], exs[4:]))
     model = dataclasses.asdict(tiny_config(str(tiny_dir)))
     model["global"] = model.pop("global_")
     return tr.TrainConfig(
