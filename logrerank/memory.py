@@ -1,15 +1,19 @@
-"""Return freed heap memory to the operating system after a request (glibc only).
+"""Return freed heap memory to the operating system (glibc only), and bound one call's growth.
 
 Variable-shape bf16 CPU inference leaves the glibc heap fragmented: on the speed benchmark the
 resident memory of one process grew from 1.0 GB after warm-up to 2.6 GB over 50 SciFact pools,
 although nothing is kept between calls. ``malloc_trim(0)`` hands free pages back (it also
-releases free pages inside the heap, not only at its top). It costs about 3 ms, so the
-pipeline calls it after each transformer batch of
-:meth:`~logrerank.pipeline.LoGReranker.encode` (and the cross-encoder after each batch of
-``predict``). Per batch rather than per call also bounds the peak of one call by the batch size:
-with one trim per call, 50 / 100 / 200 passages peaked 205 / 322 / 434 MB over the call's start;
-with one per batch, 157 / 198 / 199 MB (bench/README.md, "Scaling"). Elsewhere (musl, macOS,
-Windows) it is a no-op.
+releases free pages inside the heap, not only at its top), so the pipeline calls it at the end of
+each :meth:`~logrerank.pipeline.LoGReranker.encode` (and the cross-encoder at the end of
+``predict``).
+
+Within one call the heap also grows with the input (each differently shaped batch leaves free
+blocks the next one cannot reuse): 50 / 100 / 200 passages peaked 205 / 322 / 434 MB over the
+call's start. Trimming after *every* batch bounds that (157 / 198 / 199 MB) but costs about 17 %
+of the call's time, because the next batch page-faults its memory back in. :class:`HeapBudget`
+trims after a batch only when the call has grown more than a budget over its start, so the usual
+50-passage call pays nothing and a large one stays bounded (bench/README.md, "Scaling").
+Elsewhere (musl, macOS, Windows) trimming is a no-op.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import os
 
 
 @functools.lru_cache(maxsize=1)
@@ -37,3 +42,34 @@ def trim_heap() -> bool:
     if lib is None:
         return False
     return bool(lib.malloc_trim(0))
+
+
+def rss_mb() -> float:
+    """This process's resident memory in MB (``/proc/self/statm``; 0.0 where unavailable)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class HeapBudget:
+    """Trim the heap during a call only when its RSS has grown more than ``budget_mb``.
+
+    Args:
+        budget_mb: allowed growth of the resident memory over the call's start, in MB.
+        enabled: False makes :meth:`check` a no-op.
+    """
+
+    def __init__(self, budget_mb: float, enabled: bool = True):
+        self.budget_mb, self.enabled = float(budget_mb), enabled
+        self.start = rss_mb() if enabled else 0.0
+        self.trims = 0  # mid-call trims done
+
+    def check(self) -> bool:
+        """Call after each batch; trims (and returns True) when over the budget."""
+        if not self.enabled or rss_mb() - self.start <= self.budget_mb:
+            return False
+        self.trims += 1
+        return trim_heap() or True

@@ -34,7 +34,7 @@ from .graph import build_graph, edge_counts, relation_name
 from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
 from .local import LocalScorer, SegmentCache, batches, collate, tokenize
-from .memory import trim_heap
+from .memory import HeapBudget, trim_heap
 from .scoring import adjust_logits
 from .segment import passage_spans
 from .types import GraphEdge, InputError, Passage, Ranking, ScoredSentence
@@ -93,10 +93,14 @@ class LoGReranker(nn.Module):
     """Input limits applied by :meth:`encode` (assign ``model.limits = Limits(...)`` to change)."""
 
     trim_memory: bool = True
-    """Call ``malloc_trim`` after each transformer batch of :meth:`encode`
-    (:mod:`logrerank.memory`): keeps the peak of one call bounded by the batch, not the input,
-    and the resident memory of a long-running process flat (about 3 ms per batch, ~1 % of a
-    50-passage call; no-op off glibc)."""
+    """Call ``malloc_trim`` at the end of each :meth:`encode`, and after a transformer batch
+    whenever the call has grown more than :attr:`trim_budget_mb` (:mod:`logrerank.memory`):
+    keeps a long-running process's resident memory flat and one call's peak bounded however
+    many passages it gets (no-op off glibc)."""
+
+    trim_budget_mb: float = 256.0
+    """Growth of the resident memory within one :meth:`encode` above which the heap is trimmed
+    after a batch (a 50-passage call stays under it and pays nothing)."""
 
     segment_cache: bool = False
     """Isolated mode: run the frozen lower layers once per distinct ``[CLS] x [SEP]`` segment
@@ -285,6 +289,7 @@ class LoGReranker(nn.Module):
         cache = (
             SegmentCache(self.local) if cfg.local.isolated_layers and self.segment_cache else None
         )
+        budget = HeapBudget(self.trim_budget_mb, enabled=self.trim_memory)
         for group in batches(tok.windows, cfg.local.batch_tokens, cfg.local.max_batch_windows):
             wins = [tok.windows[i] for i in group]
             batch = collate(wins, self.device_)
@@ -301,10 +306,11 @@ class LoGReranker(nn.Module):
             pidx = torch.tensor([w.passage_idx for w in wins])
             intent_sum.index_add_(0, pidx, out.intent_logits.float().softmax(-1).cpu())
             intent_cnt.index_add_(0, pidx, torch.ones(len(wins)))
-            if self.trim_memory:
-                del out, batch
-                trim_heap()  # free this batch's activations before the next is allocated
+            del out, batch
+            budget.check()  # bounded growth on large inputs
         timings["local"] = time.perf_counter() - t0
+        if self.trim_memory:
+            trim_heap()
         return Encoded(
             query=query,
             passages=plist,

@@ -634,12 +634,18 @@ def test_eval_memo_scores_each_pair_once_and_changes_nothing(tiny_ce_dir) -> Non
     assert scored == [3, 4], scored
 
 
-def test_predict_trims_the_heap_after_every_batch(tiny_ce_dir, monkeypatch) -> None:
-    from logrerank.baselines import cross_encoder as ce_mod
+def test_predict_trims_the_heap_at_the_end_and_when_over_budget(tiny_ce_dir, monkeypatch) -> None:
+    from logrerank import memory
 
     calls = []
-    monkeypatch.setattr(ce_mod, "trim_heap", lambda: calls.append(1) or True)
+    monkeypatch.setattr(ce_mod, "trim_heap", lambda: calls.append("end") or True)
+    monkeypatch.setattr(memory, "trim_heap", lambda: calls.append("batch") or True)
     ce = CrossEncoder(tiny_ce_dir, device="cpu", precision="fp32", batch_size=2)
-    scores = ce.predict([("q", t) for t in "abcde"])
-    assert len(scores) == 5 and all(math.isfinite(x) for x in scores)
-    assert len(calls) == 3  # ceil(5 / 2) batches
+    pairs = [("q", t) for t in "abcde"]
+    assert len(ce.predict(pairs)) == 5
+    assert calls == ["end"]
+    calls.clear()
+    ce.trim_budget_mb = -1.0  # every batch is over the budget
+    scores = ce.predict(pairs)
+    assert all(math.isfinite(x) for x in scores)
+    assert calls == ["batch", "batch", "batch", "end"]  # ceil(5 / 2) batches

@@ -12,23 +12,34 @@ def test_trim_heap_is_safe_and_repeatable() -> None:
         assert memory.trim_heap() in (True, False)
 
 
-def test_encode_trims_after_every_batch_only_when_enabled(make_tiny_model, monkeypatch) -> None:
+def test_encode_trims_at_the_end_and_when_over_budget(make_tiny_model, monkeypatch) -> None:
     from logrerank import pipeline
 
     calls = []
-    monkeypatch.setattr(pipeline, "trim_heap", lambda: calls.append(1) or True)
+    monkeypatch.setattr(pipeline, "trim_heap", lambda: calls.append("end") or True)
+    monkeypatch.setattr(memory, "trim_heap", lambda: calls.append("batch") or True)
     model = make_tiny_model()
-    model.encode("aspirin", ["Aspirin thins blood. It helps."])
-    assert calls == [1]  # one passage = one window = one batch
-    calls.clear()
     model.config.local.max_batch_windows = 1  # three passages -> three batches
-    enc = model.encode("aspirin", ["Aspirin thins blood.", "It helps.", "Doses vary."])
-    assert len(calls) == 3
-    assert enc.local_logits.isfinite().all()
+    passages = ["Aspirin thins blood.", "It helps.", "Doses vary."]
+    model.encode("aspirin", passages)
+    assert calls == ["end"]  # a tiny call stays under the budget
+    calls.clear()
+    rss = iter(range(0, 10_000, 100))  # +100 MB per reading
+    monkeypatch.setattr(memory, "rss_mb", lambda: float(next(rss)))
+    model.trim_budget_mb = 150.0
+    model.encode("aspirin", passages)
+    assert calls == ["batch", "batch", "end"]  # batches 2 and 3 are over +150 MB
     calls.clear()
     model.trim_memory = False
-    model.encode("aspirin", ["Aspirin thins blood. It helps."])
+    model.encode("aspirin", passages)
     assert calls == []
+
+
+def test_heap_budget() -> None:
+    assert memory.rss_mb() > 0  # Linux CI
+    assert memory.HeapBudget(1e9).check() is False
+    assert memory.HeapBudget(-1.0).check() is True  # always over a negative budget
+    assert memory.HeapBudget(-1.0, enabled=False).check() is False
 
 
 def test_trimming_does_not_change_scores(make_tiny_model) -> None:

@@ -40,7 +40,7 @@ from ..backbone import (
     pick_device,
 )
 from ..io import normalize_passages
-from ..memory import trim_heap
+from ..memory import HeapBudget, trim_heap
 from ..segment import passage_spans
 from ..types import InputError, Passage, Ranking, ScoredPassage, ScoredSentence
 from .base import Ranker, minmax
@@ -117,7 +117,11 @@ class CrossEncoder:
         batch_size: pairs per forward pass.
         model: the ``AutoModelForSequenceClassification`` (eval mode).
         tokenizer: its tokenizer.
+        trim_budget_mb: growth of the resident memory within one :meth:`predict` above which
+            the heap is trimmed after a batch (:class:`~logrerank.memory.HeapBudget`).
     """
+
+    trim_budget_mb: float = 256.0
 
     def __init__(
         self,
@@ -235,6 +239,7 @@ class CrossEncoder:
         pad_id = self.tokenizer.pad_token_id or 0
         left = getattr(self.tokenizer, "padding_side", "right") == "left"
         out = [0.0] * len(pairs)
+        budget = HeapBudget(self.trim_budget_mb)
         for b in range(0, len(order), self.batch_size):
             idx = order[b : b + self.batch_size]
             width = max(lengths[i] for i in idx)
@@ -253,7 +258,8 @@ class CrossEncoder:
             for i, v in zip(idx, vals):
                 out[i] = float(v)
             del logits, batch
-            trim_heap()  # per batch: peak bounded by the batch, RSS flat (logrerank/memory.py)
+            budget.check()  # bounded growth on large inputs (logrerank/memory.py)
+        trim_heap()  # keep a long-running process's RSS flat
         return out
 
 
