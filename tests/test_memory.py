@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from logrerank import memory
 
 
@@ -50,3 +52,35 @@ def test_trimming_does_not_change_scores(make_tiny_model) -> None:
     model.trim_memory = False
     off = model.encode("aspirin dose", passages).local_logits
     assert (on == off).all()
+
+
+def test_bf16_weight_copy_is_bit_identical_and_rebuilt_on_change(make_tiny_model) -> None:
+    import dataclasses
+
+    import torch
+
+    from logrerank.backbone import bf16_supported
+
+    if not bf16_supported(torch.device("cpu")):
+        pytest.skip("no bf16 autocast on this CPU")
+    model = make_tiny_model(precision="bf16")
+    passages = ["Aspirin thins blood. It helps.", "Doses vary. Ask a doctor.", "Rain falls."]
+    model.bf16_weights = False
+    ref = model.encode("aspirin dose", passages).local_logits
+    model.bf16_weights = True
+    twin = model._inference_scorer()
+    assert twin is not model.local and twin is model._inference_scorer()  # cached
+    lin = [m for m in twin.modules() if isinstance(m, torch.nn.Linear)]
+    assert lin and all(m.weight.dtype == torch.bfloat16 for m in lin)
+    assert all(p.dtype == torch.float32 for p in model.local.parameters())  # original untouched
+    assert torch.equal(model.encode("aspirin dose", passages).local_logits, ref)
+    assert not any("twin" in k for k in model.state_dict())  # never saved
+    with torch.no_grad():  # a weight change (training step, load_state_dict) rebuilds the copy
+        next(model.local.local_head.parameters()).add_(0.5)
+    assert model._inference_scorer() is not twin
+    changed = model.encode("aspirin dose", passages).local_logits
+    model.bf16_weights = False
+    assert torch.equal(changed, model.encode("aspirin dose", passages).local_logits)
+    model.config = dataclasses.replace(model.config, precision="fp32")
+    model.autocast_dtype = None
+    assert model._inference_scorer() is model.local  # fp32: no copy
