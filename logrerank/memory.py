@@ -23,6 +23,9 @@ import ctypes.util
 import functools
 import os
 
+TRIM_BUDGET_MB = 256.0
+"""Default growth (MB) of one call's resident memory above which it trims after a batch."""
+
 
 @functools.lru_cache(maxsize=1)
 def _libc():
@@ -65,11 +68,10 @@ class HeapBudget:
     def __init__(self, budget_mb: float, enabled: bool = True):
         self.budget_mb, self.enabled = float(budget_mb), enabled
         self.start = rss_mb() if enabled else 0.0
-        self.trims = 0  # mid-call trims done
 
     def check(self) -> bool:
         """Call after each batch; trims (and returns True) when over the budget."""
         if not self.enabled or rss_mb() - self.start <= self.budget_mb:
             return False
-        self.trims += 1
-        return trim_heap() or True
+        trim_heap()
+        return True

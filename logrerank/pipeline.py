@@ -35,7 +35,7 @@ from .graph import build_graph, edge_counts, relation_name
 from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
 from .local import LocalScorer, SegmentCache, batches, collate, tokenize
-from .memory import HeapBudget, trim_heap
+from .memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
 from .scoring import adjust_logits
 from .segment import passage_spans
 from .types import GraphEdge, InputError, Passage, Ranking, ScoredSentence
@@ -107,7 +107,7 @@ class LoGReranker(nn.Module):
     default: on the speed benchmark it saved 2.6 % of the local stage (within noise) for 104 MB
     more peak memory (bench/README.md)."""
 
-    trim_budget_mb: float = 256.0
+    trim_budget_mb: float = TRIM_BUDGET_MB
     """Growth of the resident memory within one :meth:`encode` above which the heap is trimmed
     after a batch (a 50-passage call stays under it and pays nothing)."""
 

@@ -40,7 +40,7 @@ from ..backbone import (
     pick_device,
 )
 from ..io import normalize_passages
-from ..memory import HeapBudget, trim_heap
+from ..memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
 from ..segment import passage_spans
 from ..types import InputError, Passage, Ranking, ScoredPassage, ScoredSentence
 from .base import Ranker, minmax
@@ -121,7 +121,7 @@ class CrossEncoder:
             the heap is trimmed after a batch (:class:`~logrerank.memory.HeapBudget`).
     """
 
-    trim_budget_mb: float = 256.0
+    trim_budget_mb: float = TRIM_BUDGET_MB
 
     def __init__(
         self,

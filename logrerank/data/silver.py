@@ -79,9 +79,15 @@ def silver_sentences(
         the lower index), sorted ascending. ``[]`` for an empty reference (no tokens), an
         empty ``sentences`` list or when no sentence reaches ``min_f1``.
     """
-    if top <= 0 or not _tokens(reference):
+    if not _tokens(reference):
         return []
-    scores = silver_scores(sentences, reference)
+    return _top(silver_scores(sentences, reference), top, min_f1)
+
+
+def _top(scores: list[float], top: int, min_f1: float) -> list[int]:
+    """Indices of the ``top`` highest scores ``>= min_f1`` (ties: lower index), ascending."""
+    if top <= 0:
+        return []
     ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
     return sorted(i for i in ranked[:top] if scores[i] >= min_f1)
 
@@ -159,13 +165,12 @@ def silver_examples(
         gold_sentences: dict[str, list[int]] = {}
         chosen_f1: list[float] = []
         for g in golds:
-            sents = list(by_id[g].sentences)
-            scores = silver_scores(sents, reference)
-            if allowed is not None:
+            scores = silver_scores(list(by_id[g].sentences), reference)
+            if allowed is not None:  # other sections never qualify
                 sent_roles = list((ex.roles or {}).get(g) or [])
-                keep = [j < len(sent_roles) and sent_roles[j] in allowed for j in range(len(sents))]
-                sents = [t if k else "" for t, k in zip(sents, keep)]  # "" scores 0: never silver
-            idx = silver_sentences(sents, reference, top, min_f1)
+                ok = [j < len(sent_roles) and sent_roles[j] in allowed for j in range(len(scores))]
+                scores = [f if k else -1.0 for f, k in zip(scores, ok)]
+            idx = _top(scores, top, min_f1) if _tokens(reference) else []
             if idx:
                 gold_sentences[g] = idx
                 chosen_f1 += [scores[i] for i in idx]
