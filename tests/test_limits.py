@@ -469,3 +469,24 @@ def test_cli_help_shows_limits(capsys) -> None:
     ):
         assert flag in out
     assert "default 500" in out
+
+
+def test_non_latin_input_gets_a_notice_and_english_science_does_not() -> None:
+    from logrerank.io import non_latin_share, prepare_input
+
+    assert non_latin_share("abc αβ") == (0.4, 5)
+    _, _, notes = prepare_input("阿司匹林有效吗", ["Aspirin lowers the risk of stroke."])
+    assert notes == [
+        "the question looks mostly non-English (not Latin script); the models were trained on "
+        "English scientific text, so the scores may be unreliable"
+    ]
+    _, _, notes = prepare_input("Aspirin?", ["Аспирин снижает риск инфаркта."])
+    assert len(notes) == 1 and notes[0].startswith("the passages (100% of their letters) look ")
+    _, _, notes = prepare_input(
+        "Does IL-β bind α-synuclein?", ["The β-cells and α-helix were seen."]
+    )
+    assert notes == []
+    _, _, notes = prepare_input(
+        "Café au lait spots?", ["Naïve patients showed café-au-lait macules."]
+    )
+    assert notes == []
