@@ -92,6 +92,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="on: LoG's frozen isolated layers once per segment (LoGReranker.segment_cache)",
     )
     ap.add_argument(
+        "--passage-cache",
+        default="off",
+        choices=["off", "pool"],
+        help="pool: each pool's passages are put in LoG's cross-call passage cache first, "
+        "untimed (an indexed corpus: LoGReranker.cache_passages), then the question is timed",
+    )
+    ap.add_argument(
         "--source",
         default="scifact",
         choices=["scifact", "synthetic"],
@@ -435,8 +442,16 @@ def ce_tokens(ce: Any, query: str, passages: list[Any], max_chars: int) -> dict[
     return {"pairs": len(lengths), "tokens": sum(lengths), "padded_tokens": padded}
 
 
-def run_log(model: Any, query: str, passages: list[Any], i: int = 0) -> dict[str, Any]:
-    """One LoG rerank (encode + rank_encoded) timed end to end and per stage, then a knob change."""
+def run_log(
+    model: Any, query: str, passages: list[Any], i: int = 0, prefill: bool = False
+) -> dict[str, Any]:
+    """One LoG rerank (encode + rank_encoded) timed end to end and per stage, then a knob change.
+
+    ``prefill``: first (untimed) empty the passage cache and put this pool's passages in it.
+    """
+    if prefill:
+        model.clear_passage_cache()
+        model.cache_passages(passages)
     t0 = time.perf_counter()
     enc = model.encode(query, passages)
     ranking = model.rank_encoded(enc)
@@ -481,6 +496,7 @@ def measure(
     ce: Any,
     warmup: int = 1,
     mem: Memory | None = None,
+    prefill: bool = False,
 ) -> dict[str, Any]:
     """Run the interleaved benchmark on ``pools`` (the first ``warmup`` untimed).
 
@@ -490,6 +506,7 @@ def measure(
         ce: a loaded :class:`~logrerank.baselines.cross_encoder.CrossEncoder`.
         warmup: leading pools run once per ranker, untimed.
         mem: memory tracker (a new one when None).
+        prefill: put each pool's passages in LoG's passage cache before timing it.
 
     Returns:
         ``{"rows": {"log": [...], "ce": [...], "bm25": [...]}, "warmup_s": {...}, "memory"}``.
@@ -501,7 +518,7 @@ def measure(
     ce_ranker = CrossEncoderRanker(ce, level="passage")
     bm25 = BM25Reranker("passage")
     runners = {
-        "log": lambda q, p, i: run_log(log_model, q, p, i),
+        "log": lambda q, p, i: run_log(log_model, q, p, i, prefill),
         "ce": lambda q, p, i: run_ce(ce_ranker, q, p),
         "bm25": lambda q, p, i: run_bm25(bm25, q, p),
     }
@@ -593,6 +610,7 @@ def markdown(res: dict[str, Any]) -> str:
         f"{_f(a['mean_edges'], 0)} edges on average), {meta['warmup']} warm-up; "
         f"device {meta['device']}, precision {meta['precision']}, quantize {meta['quantize']}, "
         f"segment cache {meta.get('segment_cache', 'off')}, "
+        f"passage cache {meta.get('passage_cache', 'off')}, "
         f"{meta['threads']} torch threads, {meta['cpus']} CPUs.",
         "",
         "| ranker / stage | p50 s | p95 s | mean s | share of LoG |",
@@ -680,7 +698,10 @@ def run(args: argparse.Namespace) -> int:
     )
     log_model, ce = models["log"], models["ce"]
     log_model.segment_cache = args.segment_cache == "on"
-    out = measure(pools, log_model, ce, args.warmup, mem)
+    prefill = args.passage_cache == "pool"
+    if prefill:
+        log_model.passage_cache_mb = 256.0
+    out = measure(pools, log_model, ce, args.warmup, mem, prefill)
     a = analyse(out["rows"])
     memory = mem.report()
     warnings = sorted({w for r in out["rows"]["log"] for w in r["warnings"]})
@@ -699,6 +720,7 @@ def run(args: argparse.Namespace) -> int:
             "ce_precision": str(ce.autocast or torch.float32).replace("torch.", ""),
             "quantize": args.quantize,
             "segment_cache": args.segment_cache,
+            "passage_cache": args.passage_cache,
             "threads": torch.get_num_threads(),
             "cpus": os.cpu_count(),
             "torch": torch.__version__,

@@ -151,6 +151,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             quantized["log"] = quantize_log_reranker(models.log)
         if any(n.startswith(("cross-encoder", "ce-", "evidence-graph-ce")) for n in names):
             quantized["cross_encoder"] = quantize_cross_encoder(models.cross_encoder)
+    passage_cache_mb = float(getattr(args, "passage_cache_mb", 0.0) or 0.0)
+    if passage_cache_mb < 0:
+        raise InputError("--passage-cache-mb must be >= 0")
+    if passage_cache_mb and any(n.startswith("log") for n in names):
+        models.log.passage_cache_mb = passage_cache_mb
     rankers = build_rankers(names, models)
     coverage = (2, 3, 5) if name in MULTI_HOP else ()
     from .evaluate import evaluate, results_markdown
@@ -167,6 +172,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         "cross_encoder_memo": True,
         "quantize": getattr(args, "quantize", "none"),
         "quantized": quantized,
+        "passage_cache_mb": passage_cache_mb,
         "pool_stats": {k: v for k, v in stats.items() if not isinstance(v, (list, dict))},
     }
     print(results_markdown(result, args.k, coverage))
@@ -309,6 +315,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["none", "int8"],
         help="int8: dynamic int8 Linear layers in LoG and the cross-encoder (CPU; fp32 activations)",
     )
+    e.add_argument(
+        "--passage-cache-mb",
+        type=float,
+        default=0.0,
+        help="keep LoG's query-independent passage states across queries, up to this many MiB "
+        "(LoGReranker.passage_cache_mb; pools that share passages then skip the frozen layers)",
+    )
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_cmd_eval)
 
@@ -351,6 +364,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="off",
         choices=["on", "off"],
         help="on: LoG's frozen isolated layers once per segment (LoGReranker.segment_cache)",
+    )
+    b.add_argument(
+        "--passage-cache",
+        default="off",
+        choices=["off", "pool"],
+        help="pool: each pool's passages are put in LoG's cross-call passage cache first, "
+        "untimed (an indexed corpus: LoGReranker.cache_passages), then the question is timed",
     )
     b.add_argument(
         "--source",

@@ -10,6 +10,7 @@ query; a single sentence longer than the whole window is cut and flagged, never 
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import torch
@@ -189,6 +190,9 @@ class LocalOutput:
     sent_window: Tensor  # [M] window of each sentence
     nodes: Tensor  # [M] node id of each sentence
     prior: Tensor | None = None  # [M] bi-encoder prior a * (cos - b) inside logits (isolated mode)
+    # isolated mode with batch["keep_lower"]: the query-independent states, for SegmentCache.harvest
+    lower: Tensor | None = None  # [B, L, d] states after the isolated layers
+    prior_emb: Tensor | None = None  # [W + M, d] unit-norm packaged embedding of every span
 
 
 class LocalScorer(nn.Module):
@@ -300,14 +304,14 @@ class LocalScorer(nn.Module):
         e = torch.nn.functional.normalize((P.float() * real).sum(1) / real.sum(1), dim=-1)
         return [(x[i, : len(t)], e[i]) for i, t in enumerate(segments)]
 
-    def _encode_isolated(self, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor | None]:
+    def _encode_isolated(self, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor | None, Tensor]:
         """Isolated lower layers, then the frozen prior branch and the trainable joint branch.
 
         Uses ``batch["lower"]`` (and skips the frozen layers) when the caller precomputed it.
 
         Returns:
-            ``H`` [B, L, d] joint token states and ``P`` [B, L, d] prior (bi-encoder) states
-            (None when precomputed states were given).
+            ``H`` [B, L, d] joint token states, ``P`` [B, L, d] prior (bi-encoder) states
+            (None when precomputed states were given) and ``x`` [B, L, d] the lower states.
         """
         ids, span = batch["input_ids"], batch["span"]  # [B, L]
         B, L = ids.shape
@@ -323,7 +327,7 @@ class LocalScorer(nn.Module):
         H = x.detach() + self.segment_emb(seg).to(x.dtype)
         for layer in self.joint_layers:
             H = layer(H, joint)
-        return H, P
+        return H, P, x
 
     def forward(self, batch: dict[str, Tensor], targets: dict[str, Tensor] | None = None):
         """Score the sentences of a collated batch.
@@ -348,11 +352,13 @@ class LocalScorer(nn.Module):
             summed = torch.zeros(W + M, states.size(-1), device=states.device)
             return summed.index_add(0, idx, states[keep].float()) / counts.clamp_min(1.0)[:, None]
 
-        prior = None
+        prior = lower = prior_emb = None
         if self.config.isolated_layers:
-            H, P = self._encode_isolated(batch)  # [B, L, d] each
+            H, P, x = self._encode_isolated(batch)  # [B, L, d] each
             # [W + M, d] unit-norm packaged embeddings: precomputed (encode_segments) or pooled
             e = batch["prior_emb"] if P is None else torch.nn.functional.normalize(pool(P), dim=-1)
+            if batch.get("keep_lower") is not None:
+                lower, prior_emb = x, e
             prior_cos = (e[:W][batch["sent_window"]] * e[W:]).sum(-1)  # [M]
             prior = self.prior_scale * (prior_cos - self.config.prior_shift)
         else:
@@ -375,7 +381,18 @@ class LocalScorer(nn.Module):
         logits = self.local_head(torch.cat(feats, dim=-1)).squeeze(-1)  # [M]
         if prior is not None:
             logits = logits + prior  # bi-encoder prior (isolated mode)
-        out = LocalOutput(h_q, h_s, intent_logits, role_logits, logits, win, batch["nodes"], prior)
+        out = LocalOutput(
+            h_q,
+            h_s,
+            intent_logits,
+            role_logits,
+            logits,
+            win,
+            batch["nodes"],
+            prior,
+            lower,
+            prior_emb,
+        )
         loss = None
         if targets is not None:
             from .losses import local_loss
@@ -398,42 +415,117 @@ class SegmentCache:
     """Isolated-mode cache: per ``[CLS] x [SEP]`` segment (keyed by its token ids), the frozen
     lower-layer states and the prior embedding (``LocalScorer.encode_segments``).
 
-    They do not depend on the query or on the window. Training keeps one cache per run, so
-    every sentence goes through the frozen packaged layers once per run instead of once per
-    step. Inference (``LoGReranker.encode``) keeps one per call: the query is encoded once
-    instead of once per window, repeated sentences once, and each segment as a short sequence
-    (batched by length) instead of inside a 512-token window with a block mask. The result
-    equals the uncached forward up to float rounding (tested).
+    They do not depend on the query or on the window (the PreTTR idea: precompute the
+    query-independent layers of a passage once). Training keeps one cache per run, so every
+    sentence goes through the frozen packaged layers once per run instead of once per step.
+    Inference uses it two ways:
+
+    * ``LoGReranker.segment_cache``: one cache per call, every segment encoded alone;
+    * ``LoGReranker.passage_cache_mb``: one cache kept across calls, bounded in bytes with
+      least-recently-used eviction. New passages run in the ordinary block-masked windows and
+      their states are *harvested* (:meth:`harvest`); windows whose sentences are all cached skip
+      the frozen layers and run only the query segment and the joint layer (:meth:`fill`).
+
+    Cached and uncached forwards are equal up to float rounding (tested).
+
+    Args:
+        scorer: the local scorer whose frozen layers produce the states.
+        chunk: segments per :meth:`LocalScorer.encode_segments` call.
+        max_mb: bound on the stored tensors in MiB (None = unbounded, e.g. one training run).
     """
 
-    def __init__(self, scorer, chunk: int = 64):
-        self.scorer, self.chunk = scorer, chunk
-        self.store: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = {}
+    def __init__(self, scorer, chunk: int = 64, max_mb: float | None = None):
+        self.scorer, self.chunk, self.max_mb = scorer, chunk, max_mb
+        self.store: OrderedDict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = OrderedDict()
+        self.nbytes = 0
+        self.hits = self.misses = 0  # segments served from / added to the store
 
-    def fill(self, batch: dict[str, torch.Tensor], windows) -> None:
-        """Add ``batch["lower"]`` [B, L, d] and ``batch["prior_emb"]`` [W + M, d] in place."""
-        segs = []  # (window, segment k, start, end)
+    @staticmethod
+    def segments(windows) -> list[tuple[int, int, int, int]]:
+        """``(window b, segment k, start, end)`` of every segment (k = 0 is the query)."""
+        segs = []
         for b, w in enumerate(windows):
             start = 0
             for i in range(1, len(w.span_ids) + 1):
                 if i == len(w.span_ids) or w.span_ids[i] != w.span_ids[start]:
                     segs.append((b, w.span_ids[start], start, i))
                     start = i
+        return segs
+
+    def covers(self, window) -> bool:
+        """True if every sentence segment of ``window`` is stored (the query may be new)."""
+        return all(
+            k == 0 or tuple(window.input_ids[a:e]) in self.store
+            for _, k, a, e in self.segments([window])
+        )
+
+    def _put(self, key: tuple[int, ...], x: torch.Tensor, e: torch.Tensor) -> None:
+        if key in self.store:
+            return
+        self.store[key] = (x, e)
+        self.nbytes += x.numel() * x.element_size() + e.numel() * e.element_size()
+        self.misses += 1
+
+    def _shrink(self) -> None:
+        """Evict least recently used entries until the store is within ``max_mb``."""
+        if self.max_mb is None:
+            return
+        while self.store and self.nbytes > self.max_mb * 2**20:
+            _, (x, e) = self.store.popitem(last=False)
+            self.nbytes -= x.numel() * x.element_size() + e.numel() * e.element_size()
+
+    def clear(self) -> None:
+        self.store.clear()
+        self.nbytes = 0
+
+    def fill(self, batch: dict[str, torch.Tensor], windows) -> None:
+        """Add ``batch["lower"]`` [B, L, d] and ``batch["prior_emb"]`` [W + M, d] in place."""
+        segs = self.segments(windows)
         keys = [tuple(windows[b].input_ids[a:e]) for b, _, a, e in segs]
         todo = sorted({k for k in keys if k not in self.store}, key=len)
         for i in range(0, len(todo), self.chunk):
             part = todo[i : i + self.chunk]
             for k, v in zip(part, self.scorer.encode_segments([list(t) for t in part])):
-                self.store[k] = (v[0].detach().clone(), v[1].detach().clone())
+                self._put(k, v[0].detach().clone(), v[1].detach().clone())
+        entries = {}
+        for k in keys:
+            entries[k] = self.store[k]
+            self.store.move_to_end(k)  # most recently used
+        self.hits += len(keys) - len(todo)
         B, L = batch["input_ids"].shape
-        first = self.store[keys[0]][0]
+        first = entries[keys[0]][0]
         lower = torch.zeros(B, L, first.size(-1), dtype=first.dtype, device=first.device)
         prior = torch.zeros(B + batch["nodes"].numel(), first.size(-1), device=first.device)
         offset = B
         for (b, k, a, e), key in zip(segs, keys):
-            x, emb = self.store[key]
+            x, emb = entries[key]
             lower[b, a:e] = x
             prior[b if k == 0 else offset + k - 1] = emb
             if k == len(windows[b].nodes):
                 offset += k
         batch["lower"], batch["prior_emb"] = lower, prior
+        self._shrink()
+
+    def harvest(self, windows, lower: torch.Tensor, prior_emb: torch.Tensor) -> None:
+        """Store the segments of a batch computed the ordinary way.
+
+        Args:
+            windows: the batch's windows, in batch order.
+            lower: ``[B, L, d]`` states after the isolated layers (``LocalOutput.lower``).
+            prior_emb: ``[W + M, d]`` span embeddings (``LocalOutput.prior_emb``).
+        """
+        offset = len(windows)
+        for b, k, a, e in self.segments(windows):
+            key = tuple(windows[b].input_ids[a:e])
+            if key not in self.store:
+                row = b if k == 0 else offset + k - 1
+                self._put(
+                    key,
+                    lower[b, a:e].detach().float().clone(),
+                    prior_emb[row].detach().float().clone(),
+                )
+            else:
+                self.store.move_to_end(key)
+            if k == len(windows[b].nodes):
+                offset += k
+        self._shrink()

@@ -117,6 +117,16 @@ class LoGReranker(nn.Module):
     up to float rounding). Off by default: on the 2-core CPU it was not faster (p50 1.65 s vs
     1.59 s per 50-passage SciFact pool) and peaked higher (3.4 vs 2.6 GB RSS), see bench/README."""
 
+    passage_cache_mb: float = 0.0
+    """Isolated mode: keep the query-independent states of passages already seen (their
+    sentences after the frozen lower layers, and their prior embeddings) across calls, up to this
+    many MiB, least recently used evicted first (:class:`~logrerank.local.SegmentCache`). A new
+    question over passages already in the cache then runs only the query and the joint layer;
+    new passages cost what they cost without the cache. About 1.5 KiB per token in fp32 (a
+    50-abstract SciFact pool is about 27 MiB). Scores equal the uncached ones up to float
+    rounding, so a cached call may differ from a cold one in the last digits. 0 = off (the
+    default, so that equal inputs give bit-equal scores); the app turns it on."""
+
     def __init__(self, config: LoGConfig | None = None, encoder=None, tokenizer=None):
         super().__init__()
         self.config = (config or LoGConfig()).validate()
@@ -297,14 +307,38 @@ class LoGReranker(nn.Module):
         scorer = self._inference_scorer()
         # isolated mode: the query-independent lower layers run once per distinct segment
         cache = SegmentCache(scorer) if cfg.local.isolated_layers and self.segment_cache else None
+        kept = self._passage_cache(scorer)  # across calls (passage_cache_mb)
         budget = HeapBudget(self.trim_budget_mb, enabled=self.trim_memory)
-        for group in batches(tok.windows, cfg.local.batch_tokens, cfg.local.max_batch_windows):
+        plan = [
+            (group, False)
+            for group in batches(tok.windows, cfg.local.batch_tokens, cfg.local.max_batch_windows)
+        ]
+        if kept is not None:  # windows whose sentences are all cached skip the frozen layers
+            warm = [i for i, w in enumerate(tok.windows) if kept.covers(w)]
+            cold = sorted(set(range(len(tok.windows))) - set(warm))
+            plan = [
+                ([ids[i] for i in group], is_warm)
+                for ids, is_warm in ((cold, False), (warm, True))
+                if ids
+                for group in batches(
+                    [tok.windows[i] for i in ids],
+                    cfg.local.batch_tokens,
+                    cfg.local.max_batch_windows,
+                )
+            ]
+        for group, is_warm in plan:
             wins = [tok.windows[i] for i in group]
             batch = collate(wins, self.device_)
+            if kept is not None and not is_warm:
+                batch["keep_lower"] = torch.ones(())
             with self._autocast():
                 if cache is not None:
                     cache.fill(batch, wins)
+                elif is_warm:
+                    kept.fill(batch, wins)
                 out, _ = scorer(batch)
+            if kept is not None and not is_warm:
+                kept.harvest(wins, out.lower, out.prior_emb)
             nodes = out.nodes.cpu()
             h[nodes] = out.h_s.float().cpu()
             role_logits[nodes] = out.role_logits.float().cpu()
@@ -332,6 +366,47 @@ class LoGReranker(nn.Module):
             warnings=warnings,
             timings=timings,
         )
+
+    def cache_passages(self, passages: Any) -> int:
+        """Put passages into the cross-call cache ahead of any question (an offline index).
+
+        Needs :attr:`passage_cache_mb` > 0 and an isolated-mode model. Runs the passages once
+        under a placeholder question; later questions over them run only the query and the
+        joint layer.
+
+        Returns:
+            Segments now stored.
+
+        Raises:
+            InputError: the cache is off, or the passages are not valid input.
+        """
+        if not self.passage_cache_mb or not self.config.local.isolated_layers:
+            raise InputError(
+                "the passage cache is off: set passage_cache_mb > 0 (isolated-mode models only)"
+            )
+        self.encode("passages", passages)
+        return len(self.__dict__["_kept_cache"][1].store)
+
+    def clear_passage_cache(self) -> None:
+        """Drop every passage state kept across calls (:attr:`passage_cache_mb`)."""
+        held = self.__dict__.get("_kept_cache")
+        if held is not None:
+            held[1].clear()
+
+    def _passage_cache(self, scorer: LocalScorer) -> SegmentCache | None:
+        """The cross-call :class:`SegmentCache` (None when off or not in isolated mode); a new
+        one whenever a parameter of the frozen packaged encoder changed."""
+        if not self.passage_cache_mb or not self.config.local.isolated_layers:
+            self.__dict__.pop("_kept_cache", None)
+            return None
+        params = list(self.local.encoder.parameters())
+        key = (len(params), *((id(p), p._version) for p in params))
+        held = self.__dict__.get("_kept_cache")
+        if held is None or held[0] != key:
+            held = (key, SegmentCache(scorer, max_mb=self.passage_cache_mb))
+            self.__dict__["_kept_cache"] = held  # plain attribute: not a submodule, not saved
+        held[1].scorer, held[1].max_mb = scorer, self.passage_cache_mb
+        return held[1]
 
     def _inference_scorer(self) -> LocalScorer:
         """:attr:`local`, or its bf16-Linear copy (:attr:`bf16_weights`) when that applies."""

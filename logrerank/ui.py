@@ -69,6 +69,10 @@ SENT_CE, SENT_BM25 = "cross-encoder (sentences)", "BM25 (sentences)"
 PASS_LOG, PASS_STAGE = "LoG (best sentence)", "cross-encoder stage"
 PASS_BM25, PASS_GRAPH = "BM25", "evidence-graph selector"
 
+APP_PASSAGE_CACHE_MB = 128.0
+"""Passage cache of the app's LoG model (:attr:`LoGReranker.passage_cache_mb`): a new question
+over passages already seen runs only the query and the joint layer (about 4 pools of 50)."""
+
 
 # ---------------------------------------------------------------------------------- models
 @dataclass
@@ -99,6 +103,7 @@ class Backend:
             from .pipeline import LoGReranker
 
             log_model = LoGReranker.from_pretrained()
+            log_model.passage_cache_mb = APP_PASSAGE_CACHE_MB
         ce, error = None, None
         if cross_encoder == "default":
             try:

@@ -166,7 +166,7 @@ def test_bi_encoder_real_backbone():
     assert all(0.0 <= s.score <= 1.0 for s in r.sentences)
 
 
-def test_cli_eval_quantize_int8_records_and_ranks(tmp_path: Path, tiny_model) -> None:
+def test_cli_eval_quantize_int8_and_passage_cache_are_recorded(tmp_path: Path, tiny_model) -> None:
     """``logrerank eval --quantize int8`` quantises the models it uses and says so in meta."""
     claims = tmp_path / "claims.jsonl"
     corpus = tmp_path / "corpus.jsonl"
@@ -196,3 +196,8 @@ def test_cli_eval_quantize_int8_records_and_ranks(tmp_path: Path, tiny_model) ->
     assert meta["quantize"] == "int8"
     assert meta["quantized"]["log"]["quantized_linear"] > 0
     assert "cross_encoder" not in meta["quantized"]  # no CE ranker asked for
+    out2 = tmp_path / "cached"
+    base = [*argv, "--checkpoint", str(ckpt), "--quiet"]
+    assert main([*base, "--passage-cache-mb", "-1"]) == 2  # clear refusal
+    assert main([*base, "--passage-cache-mb", "8", "--out", str(out2)]) == 0
+    assert json.loads((out2 / "results.json").read_text())["meta"]["passage_cache_mb"] == 8.0

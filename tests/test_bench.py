@@ -181,6 +181,32 @@ def test_measure_on_tiny_models(tiny_model, tiny_ce):
     assert targets["graph_share"]["ok"] in (True, False)
 
 
+def test_run_log_with_the_pool_in_the_passage_cache(tokenizer):
+    """``--passage-cache pool``: the pool's passages are cached untimed, then the timed call
+    hits the cache for every sentence and ranks as a cold call does."""
+    from conftest import make_tiny_encoder, tiny_config
+
+    from logrerank.config import LocalConfig
+    from logrerank.pipeline import LoGReranker
+    from logrerank.types import InputError
+
+    cfg = tiny_config(None, local=LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1))
+    model = LoGReranker(
+        cfg, encoder=make_tiny_encoder(len(tokenizer), layers=2), tokenizer=tokenizer
+    )
+    with pytest.raises(InputError, match="passage cache is off"):
+        model.cache_passages(PASSAGES)
+    cold = speed.run_log(model, QUERY, PASSAGES)
+    model.passage_cache_mb = 16
+    warm = speed.run_log(model, QUERY, PASSAGES, prefill=True)
+    cache = model.__dict__["_kept_cache"][1]
+    # every sentence segment hits; the new query misses once, then hits in the other windows
+    assert cache.hits == warm["sentences"] + len(PASSAGES) - 1
+    assert warm["sentences"] == cold["sentences"] and warm["e2e"] > 0
+    model.clear_passage_cache()
+    assert not cache.store and cache.nbytes == 0
+
+
 def test_speed_script_and_cli_bench(tiny_ckpt, tiny_dir, tmp_path, capsys):
     out = tmp_path / "cli"
     assert main(["bench", *_tiny_args(tiny_ckpt, tiny_dir, out)]) == 0

@@ -159,3 +159,84 @@ def test_pipeline_segment_cache_matches_block_masked_windows(tokenizer) -> None:
     model.segment_cache = True
     a, b = model.rerank(QUERY, passages), model.rerank(QUERY, passages)
     assert [(s.node, s.score) for s in a.sentences] == [(s.node, s.score) for s in b.sentences]
+
+
+def _tiny_pipeline(tokenizer, max_length: int = 40):
+    from conftest import tiny_config
+
+    from logrerank.pipeline import LoGReranker
+
+    enc = make_tiny_encoder(len(tokenizer), layers=2)
+    cfg = tiny_config(None, local=LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1))
+    cfg.backbone.max_length, cfg.backbone.max_query_tokens = max_length, 8
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(3)
+        return LoGReranker(cfg, encoder=enc, tokenizer=tokenizer)
+
+
+def test_passage_cache_reuses_passages_across_questions(tokenizer, monkeypatch) -> None:
+    """``passage_cache_mb``: a second question over the same passages runs no frozen layer on
+    their sentences (only on the new query), and scores equal a cold, uncached call."""
+    model = _tiny_pipeline(tokenizer)
+    passages = [" ".join(p) for p in PASSAGES]
+    other = "Which drug lowers blood pressure?"
+    cold = model.encode(other, passages)  # reference: cache off
+    assert "_kept_cache" not in model.__dict__
+    model.passage_cache_mb = 64
+    model.encode(QUERY, passages)  # fills the cache from the ordinary windows
+    cache = model.__dict__["_kept_cache"][1]
+    n_sentences = sum(len(p) for p in PASSAGES)
+    assert len(cache.store) == n_sentences + 1  # every sentence, and the first query
+    stacked = []  # token ids of every frozen-layer pass
+    real = LocalScorer._isolated_stack
+
+    def spy(self, ids, pos, span):
+        stacked.append(ids.tolist())
+        return real(self, ids, pos, span)
+
+    monkeypatch.setattr(LocalScorer, "_isolated_stack", spy)
+    warm = model.encode(other, passages)
+    q = tokenizer(other, add_special_tokens=False)["input_ids"]
+    assert stacked == [[[tokenizer.cls_token_id, *q, tokenizer.sep_token_id]]]  # the query only
+    assert torch.allclose(warm.local_logits, cold.local_logits, atol=1e-5)
+    assert torch.allclose(warm.h, cold.h, atol=1e-5)
+    assert torch.allclose(warm.role_probs, cold.role_probs, atol=1e-6)
+    assert torch.allclose(warm.prior_logits, cold.prior_logits, atol=1e-5)
+
+
+def test_passage_cache_is_bounded_and_mixed_calls_stay_exact(tokenizer) -> None:
+    """LRU eviction keeps the store under its budget; a call with some cached and some new
+    passages equals the uncached call."""
+    model = _tiny_pipeline(tokenizer)
+    passages = [" ".join(p) for p in PASSAGES]
+    more = ["Statins lowered cholesterol in older adults.", "Placebo had no effect at all."]
+    ref = model.encode(QUERY, passages + more)
+    model.passage_cache_mb = 64
+    model.encode("Something else entirely", passages)  # only the first two passages cached
+    mixed = model.encode(QUERY, passages + more)
+    assert torch.allclose(mixed.local_logits, ref.local_logits, atol=1e-5)
+    assert torch.allclose(mixed.h, ref.h, atol=1e-5)
+    cache = model.__dict__["_kept_cache"][1]
+    assert cache.hits > 0
+    per_entry = cache.nbytes / len(cache.store)
+    model.passage_cache_mb = 3 * per_entry / 2**20  # room for about three segments
+    model.encode(QUERY, passages + more)
+    assert 0 < len(cache.store) <= 4 and cache.nbytes <= model.passage_cache_mb * 2**20
+    again = model.encode(QUERY, passages + more)
+    assert torch.allclose(again.local_logits, ref.local_logits, atol=1e-5)
+
+
+def test_passage_cache_is_dropped_when_the_encoder_changes(tokenizer) -> None:
+    model = _tiny_pipeline(tokenizer)
+    passages = [" ".join(p) for p in PASSAGES]
+    model.passage_cache_mb = 64
+    model.encode(QUERY, passages)
+    first = model.__dict__["_kept_cache"][1]
+    with torch.no_grad():
+        model.local.encoder.embeddings.word_embeddings.weight.mul_(1.5)
+    after = model.encode(QUERY, passages)
+    assert model.__dict__["_kept_cache"][1] is not first  # stale states never reused
+    model.passage_cache_mb = 0
+    fresh = model.encode(QUERY, passages)
+    assert "_kept_cache" not in model.__dict__
+    assert torch.allclose(after.local_logits, fresh.local_logits, atol=1e-5)
