@@ -73,6 +73,9 @@ class GlobalConfig:
     # MLP_global initialised to zero, so an untrained graph starts as the local ranking and the
     # graph learns a correction. False = the paper's eq. 15 exactly.
     residual_local_logit: bool = True
+    # Ablation/adaptation: False drops phi_h(h) from eq. 7, so nodes carry only their local score
+    # and role (the graph then learns from scores, roles and relations, not from the text vector).
+    use_h: bool = True
 
 
 @dataclass

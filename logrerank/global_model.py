@@ -85,7 +85,10 @@ class GlobalReranker(nn.Module):
             ``(GlobalOutput, loss)``; loss is None without pairs.
         """
         z = torch.sigmoid(local_logits).unsqueeze(-1)  # [N, 1]
-        x = self.norm(self.phi_h(h) + self.phi_r(role_probs) + self.phi_z(z))  # [N, d] (eq. 7)
+        x = self.phi_r(role_probs) + self.phi_z(z)  # [N, d]
+        if self.config.use_h:
+            x = x + self.phi_h(h)
+        x = self.norm(x)  # (eq. 7)
         attention = [] if return_attention else None
         for layer in self.layers:
             x, (_, alpha) = layer(x, edge_index, edge_type, return_attention_weights=True)

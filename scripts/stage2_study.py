@@ -113,6 +113,13 @@ def main() -> None:
     ap.add_argument("--variants", default="seen,unseen,seen+unseen")
     ap.add_argument("--lrs", default="1e-4")
     ap.add_argument("--epochs", default="2")
+    ap.add_argument(
+        "--global-set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="GlobalConfig override for every variant, e.g. use_h=false, dropout=0.3 (JSON values)",
+    )
     ap.add_argument("--max-per-set", type=int, default=0, help="smoke test: cap every set")
     ap.add_argument("--save-best", default=None, help="save the best variant here")
     args = ap.parse_args()
@@ -123,6 +130,14 @@ def main() -> None:
     score = json.loads((Path(args.score_from) / "config.json").read_text())["model"]["score"]
     model.config.score = ScoreConfig(**score)
     model.config.graph.tau_sim = 0.65  # calibrated on train pools (bundled stage 2)
+    if args.global_set:
+        from logrerank.global_model import GlobalReranker
+
+        over = {k: json.loads(v) for k, v in (a.split("=", 1) for a in args.global_set)}
+        model.config.global_ = dataclasses.replace(model.config.global_, **over)
+        torch.manual_seed(cfg.seed)
+        model.global_model = GlobalReranker(model.local.hidden_size, model.config.global_)
+        print(f"global config: {model.config.global_}", flush=True)
     for p in model.local.parameters():
         p.requires_grad = False
     sets = query_sets(args.unseen_from, args.unseen_to, args.heldout_per_source)

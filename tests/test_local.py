@@ -3,6 +3,8 @@ training step through the local scorer and the global model (eqs. 22-23)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -307,3 +309,22 @@ def test_residual_global_logits_equal_local_logits_at_init(scorer, tokenizer) ->
     assert not torch.allclose(pout.logits, out.logits)
     assert len(pout.attention) == 2
     assert pout.attention[0].shape == (data.edge_index.size(1), 4)
+
+
+def test_global_without_h_ignores_the_sentence_vectors() -> None:
+    """``GlobalConfig.use_h = False``: nodes carry only score and role, so changing the
+    contextual vectors h changes nothing; with the default they do change the output."""
+    torch.manual_seed(0)
+    n = 6
+    h, other_h = torch.randn(n, 32), torch.randn(n, 32)
+    roles = torch.softmax(torch.randn(n, 3), -1)
+    logits = torch.randn(n)
+    edge_index = torch.tensor([[0, 1, 2, 3, 4, 5], [1, 0, 3, 2, 5, 4]])
+    edge_type = torch.zeros(6, dtype=torch.long)
+    for use_h in (False, True):
+        torch.manual_seed(1)
+        cfg = GlobalConfig(hidden=32, heads=4, rel_emb_dim=8, residual_local_logit=False)
+        gm = GlobalReranker(32, dataclasses.replace(cfg, use_h=use_h)).eval()
+        a, _ = gm(h, roles, logits, edge_index, edge_type)
+        b, _ = gm(other_h, roles, logits, edge_index, edge_type)
+        assert torch.allclose(a.logits, b.logits) is (not use_h)
