@@ -132,6 +132,32 @@ def preference_pairs(
     return pairs
 
 
+def drop_duplicate_negatives(pairs: Tensor, texts: list[str], grade: Tensor) -> Tensor:
+    """Remove pairs that rank a sentence below a copy of itself.
+
+    A text's grade is the best grade of its copies (whitespace-normalised equal texts): the same
+    sentence cannot be evidence in one passage and not in another. A pair ``(u, v)`` is kept
+    only when ``grade(u) > best_grade(text(v))``.
+
+    Args:
+        pairs: ``[2, |D|]`` preferred / less preferred node ids.
+        texts: the sentence text of every node.
+        grade: ``[N]`` the label grade of every node (higher = preferred).
+
+    Returns:
+        ``[2, |D'|]`` the kept pairs, in their original order.
+    """
+    if pairs.numel() == 0:
+        return pairs
+    from .scoring import duplicate_groups
+
+    groups = duplicate_groups(texts)
+    best = torch.full((int(groups.max()) + 1,), float("-inf")).scatter_reduce(
+        0, groups, grade.float(), reduce="amax"
+    )
+    return pairs[:, grade[pairs[0]].float() > best[groups[pairs[1]]]]
+
+
 def pairwise_global_loss(logits: Tensor, pairs: Tensor) -> Tensor:
     """Global pairwise loss (eq. 23): ``-1/|D| sum_(u,v) log sigmoid(l_u - l_v)``.
 

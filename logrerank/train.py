@@ -42,7 +42,7 @@ from .config import LoGConfig
 from .data.schema import Example
 from .evaluate import example_passages
 from .local import SegmentCache
-from .losses import listwise_loss, preference_pairs, role_kl_loss
+from .losses import drop_duplicate_negatives, listwise_loss, preference_pairs, role_kl_loss
 from .metrics import evaluate_query, macro_average
 from .trainutil import (
     Progress,
@@ -87,6 +87,9 @@ class TrainConfig:
     # stage-2 pairs: "paper" = eq. 23's cross-passage pairs; "graded" = every pair of sentences
     # with different grades (rationale > other sentence of a cited passage > non-cited)
     pairs: str = "paper"
+    # stage 2: drop pairs whose less-preferred sentence has the same text as a preferred one
+    # (Citation-Integrity passages overlap: a cited sentence also sits in non-cited candidates)
+    dedupe_pairs: bool = False
     # Stage 2: if > 0, pick tau_sim on the TRAIN pools so that the mean number of similarity
     # edges per node is closest to this (the paper's pools: (3387.3 - ~480 adjacency) / 530.6
     # nodes ~= 5.5); 0 = keep the configured tau_sim.
@@ -443,6 +446,19 @@ def pool_targets(ex: Example, enc) -> tuple[torch.Tensor, torch.Tensor]:
     return prank, srank
 
 
+def node_grades(ex: Example, enc) -> torch.Tensor:
+    """``[N]`` label grade per node: 2 a rationale sentence (or any sentence of a cited passage
+    without sentence labels), 1 another sentence of a cited passage, 0 a non-cited passage."""
+    gold = set(ex.gold_doc_ids)
+    grade = torch.zeros(len(enc.sentences))
+    for s in enc.sentences:
+        d = ex.candidates[s.passage_idx]
+        if d.doc_id in gold:
+            labels = ex.gold_sentences.get(d.doc_id)
+            grade[s.node] = 2.0 if labels is None or s.sent_idx in labels else 1.0
+    return grade
+
+
 def graded_pairs(ex: Example, enc, max_pairs: int | None = None) -> torch.Tensor:
     """All (u, v) with grade(u) > grade(v), within and across passages (``pairs = "graded"``).
 
@@ -451,13 +467,7 @@ def graded_pairs(ex: Example, enc, max_pairs: int | None = None) -> torch.Tensor
     non-cited passage. Eq. 23's pairs are the cross-passage subset; this adds the pairs that
     keep non-rationale sentences of a cited passage below its rationale.
     """
-    gold = set(ex.gold_doc_ids)
-    grade = torch.zeros(len(enc.sentences))
-    for s in enc.sentences:
-        d = ex.candidates[s.passage_idx]
-        if d.doc_id in gold:
-            labels = ex.gold_sentences.get(d.doc_id)
-            grade[s.node] = 2.0 if labels is None or s.sent_idx in labels else 1.0
+    grade = node_grades(ex, enc)
     u, v = (grade[:, None] > grade[None, :]).nonzero(as_tuple=True)
     pairs = torch.stack([u, v])
     if max_pairs is not None and pairs.size(1) > max_pairs:
@@ -509,6 +519,10 @@ def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sy
             else:
                 prank, srank = pool_targets(ex, enc)
                 pairs = preference_pairs(prank, srank, enc.passage_of, cfg.max_pairs)
+            if cfg.dedupe_pairs:
+                pairs = drop_duplicate_negatives(
+                    pairs, [s.text for s in enc.sentences], node_grades(ex, enc)
+                )
             if pairs.numel() == 0:
                 continue
             _, loss = model.global_model(

@@ -120,10 +120,14 @@ def main() -> None:
         metavar="FIELD=VALUE",
         help="GlobalConfig override for every variant, e.g. use_h=false, dropout=0.3 (JSON values)",
     )
+    ap.add_argument(
+        "--train-set", action="append", default=[], metavar="FIELD=VALUE",
+        help="TrainConfig override, e.g. dedupe_pairs=true",
+    )  # fmt: skip
     ap.add_argument("--max-per-set", type=int, default=0, help="smoke test: cap every set")
     ap.add_argument("--save-best", default=None, help="save the best variant here")
     args = ap.parse_args()
-    cfg = TrainConfig.load(args.config)
+    cfg = TrainConfig.load(args.config).override(args.train_set)
     torch.set_num_threads(2)
     t0 = time.perf_counter()
     model = LoGReranker.from_pretrained(args.init)

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from logrerank.losses import (
+    drop_duplicate_negatives,
     group_log_softmax,
     listwise_loss,
     local_loss,
@@ -229,3 +230,17 @@ def test_pairwise_global_loss_without_pairs() -> None:
     assert float(loss.detach()) == 0.0
     loss.backward()
     assert torch.equal(logits.grad, torch.zeros(2))
+
+
+def test_drop_duplicate_negatives_hand_listed() -> None:
+    # nodes: 0 "a" grade 2, 1 "b" grade 1, 2 " a" grade 0 (a copy of node 0 elsewhere),
+    # 3 "c" grade 0, 4 "b" grade 0 (a copy of node 1)
+    grade = torch.tensor([2.0, 1.0, 0.0, 0.0, 0.0])
+    texts = ["a", "b", " a", "c", "b"]
+    pairs = torch.tensor([[0, 0, 0, 1, 1, 0], [1, 2, 3, 3, 2, 4]])
+    kept = drop_duplicate_negatives(pairs, texts, grade)
+    # (0, 2): node 2's text has best grade 2 -> dropped; (1, 2): 2 vs best 2 -> dropped;
+    # (0, 4): node 4's text "b" has best grade 1 < 2 -> kept
+    assert kept.tolist() == [[0, 0, 1, 0], [1, 3, 3, 4]]
+    empty = torch.zeros(2, 0, dtype=torch.long)
+    assert drop_duplicate_negatives(empty, [], torch.zeros(0)).shape == (2, 0)
