@@ -448,7 +448,12 @@ def run_log(
     """One LoG rerank (encode + rank_encoded) timed end to end and per stage, then a knob change.
 
     ``prefill``: first (untimed) empty the passage cache and put this pool's passages in it.
+    Otherwise the call starts cold: the sentence-split memo is emptied first (pools share
+    passages, and a memo hit would time a lookup instead of segmentation).
     """
+    from logrerank.segment import clear_cache
+
+    clear_cache()
     if prefill:
         model.clear_passage_cache()
         model.cache_passages(passages)

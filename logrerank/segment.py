@@ -83,6 +83,7 @@ Finally each piece is stripped of surrounding whitespace. Whitespace is what
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -472,6 +473,30 @@ def split_sentences(text: str) -> list[Span]:
     """
     if not text or text.isspace():
         return []
+    if len(text) <= _CACHE_MAX_CHARS:
+        return list(_split_cached(text))
+    return _split(text)
+
+
+_CACHE_MAX_CHARS = 20_000
+"""Texts up to this length are memoised (:func:`_split_cached`); longer ones are split afresh."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _split_cached(text: str) -> tuple[Span, ...]:
+    """Memo of :func:`_split`: a passage asked about again (another question, a knob change, a
+    pool that shares passages) is not re-segmented. Spans are frozen, so sharing them is safe;
+    at most 4,096 texts of at most 20,000 chars."""
+    return tuple(_split(text))
+
+
+def clear_cache() -> None:
+    """Forget every memoised split (e.g. to time segmentation from cold)."""
+    _split_cached.cache_clear()
+
+
+def _split(text: str) -> list[Span]:
+    """:func:`split_sentences` without the memo."""
     spans: list[Span] = []
     block_start = 0
     breaks = [(m.start(), m.end()) for m in _BLANK_LINE.finditer(text)]

@@ -489,3 +489,22 @@ def test_window_property(lengths: list[int], max_len: int) -> None:
         # Greedy: the next sentence would not have fitted into this window.
         if k + 1 < len(windows):
             assert total + lengths[windows[k + 1][0]] > max_len
+
+
+def test_memoised_split_returns_fresh_lists_and_long_texts_bypass_it() -> None:
+    from logrerank import segment
+
+    text = "Statins lowered LDL. The effect was small. No harm was seen."
+    a = split_sentences(text)
+    a.append("mutated by the caller")
+    b = split_sentences(text)
+    assert [s.text for s in b] == [
+        "Statins lowered LDL.",
+        "The effect was small.",
+        "No harm was seen.",
+    ]
+    assert segment._split_cached.cache_info().hits >= 1
+    long = "A sentence here. " * (segment._CACHE_MAX_CHARS // 17 + 1)
+    before = segment._split_cached.cache_info().currsize
+    assert len(split_sentences(long)) == long.count(".")
+    assert segment._split_cached.cache_info().currsize == before  # not memoised
