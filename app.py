@@ -18,11 +18,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import gradio as gr  # noqa: E402
 
 from logrerank import ui  # noqa: E402
+from logrerank.memory import freeze_startup_objects  # noqa: E402
 
 BACKEND = ui.Backend.load()  # models loaded once per process
 EXAMPLES = ui.list_examples()
 DEFAULT = ui.Knobs()
 GRAPH_CFG = BACKEND.log.config.graph
+freeze_startup_objects()  # no 0.3 s full-GC pauses inside requests (bench/README.md)
 
 INTRO = """# logrerank · LoG-Reranker
 Sentence-level **local-to-global graph reranking** of scientific evidence: each sentence gets a

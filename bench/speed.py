@@ -703,6 +703,9 @@ def run(args: argparse.Namespace) -> int:
     )
     log_model, ce = models["log"], models["ce"]
     log_model.segment_cache = args.segment_cache == "on"
+    from logrerank.memory import freeze_startup_objects
+
+    frozen = freeze_startup_objects()  # as app.py does after start-up: no full-GC pauses
     prefill = args.passage_cache == "pool"
     if prefill:
         log_model.passage_cache_mb = 256.0
@@ -726,6 +729,7 @@ def run(args: argparse.Namespace) -> int:
             "quantize": args.quantize,
             "segment_cache": args.segment_cache,
             "passage_cache": args.passage_cache,
+            "gc_frozen_objects": frozen,
             "threads": torch.get_num_threads(),
             "cpus": os.cpu_count(),
             "torch": torch.__version__,

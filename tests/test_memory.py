@@ -84,3 +84,24 @@ def test_bf16_weight_copy_is_bit_identical_and_rebuilt_on_change(make_tiny_model
     model.config = dataclasses.replace(model.config, precision="fp32")
     model.autocast_dtype = None
     assert model._inference_scorer() is model.local  # fp32: no copy
+
+
+def test_freeze_startup_objects_keeps_later_garbage_collectable() -> None:
+    import gc
+    import weakref
+
+    from logrerank.memory import freeze_startup_objects
+
+    class Node:
+        pass
+
+    try:
+        assert freeze_startup_objects() > 0
+        a, b = Node(), Node()  # a reference cycle created after the freeze
+        a.other, b.other = b, a
+        ref = weakref.ref(a)
+        del a, b
+        gc.collect()
+        assert ref() is None  # collected: only start-up objects are frozen
+    finally:
+        gc.unfreeze()
