@@ -132,6 +132,34 @@ def preference_pairs(
     return pairs
 
 
+def text_best_grade(grade: Tensor, texts: list[str]) -> Tensor:
+    """``[N]`` each node's grade replaced by the best grade among the copies of its text
+    (whitespace-normalised equal texts)."""
+    if grade.numel() == 0:
+        return grade
+    from .scoring import duplicate_groups
+
+    groups = duplicate_groups(texts)
+    best = torch.full((int(groups.max()) + 1,), float("-inf")).scatter_reduce(
+        0, groups, grade.float(), reduce="amax"
+    )
+    return best[groups].to(grade.dtype)
+
+
+def softmax_pool_loss(logits: Tensor, positive: Tensor) -> Tensor:
+    """Listwise loss over one pool: ``-1/|P| sum_{u in P} log softmax(l)_u``.
+
+    The cross-entropy between the softmax over all N nodes and the uniform distribution on the
+    positives P (ListNet with a top-1 target): a negative costs in proportion to its softmax
+    mass, so the loss is dominated by the negatives ranked near the top, as nDCG@10 is.
+
+    Args:
+        logits: ``[N]`` global logits.
+        positive: ``[N]`` bool, at least one True.
+    """
+    return -torch.log_softmax(logits, dim=-1)[positive].mean()
+
+
 def drop_duplicate_negatives(pairs: Tensor, texts: list[str], grade: Tensor) -> Tensor:
     """Remove pairs that rank a sentence below a copy of itself.
 
@@ -149,13 +177,8 @@ def drop_duplicate_negatives(pairs: Tensor, texts: list[str], grade: Tensor) -> 
     """
     if pairs.numel() == 0:
         return pairs
-    from .scoring import duplicate_groups
-
-    groups = duplicate_groups(texts)
-    best = torch.full((int(groups.max()) + 1,), float("-inf")).scatter_reduce(
-        0, groups, grade.float(), reduce="amax"
-    )
-    return pairs[:, grade[pairs[0]].float() > best[groups[pairs[1]]]]
+    best = text_best_grade(grade.float(), texts)
+    return pairs[:, grade[pairs[0]].float() > best[pairs[1]]]
 
 
 def pairwise_global_loss(logits: Tensor, pairs: Tensor) -> Tensor:

@@ -42,7 +42,14 @@ from .config import LoGConfig
 from .data.schema import Example
 from .evaluate import example_passages
 from .local import SegmentCache
-from .losses import drop_duplicate_negatives, listwise_loss, preference_pairs, role_kl_loss
+from .losses import (
+    drop_duplicate_negatives,
+    listwise_loss,
+    preference_pairs,
+    role_kl_loss,
+    softmax_pool_loss,
+    text_best_grade,
+)
 from .metrics import evaluate_query, macro_average
 from .trainutil import (
     Progress,
@@ -85,7 +92,9 @@ class TrainConfig:
     role_tagger: str | None = "default"  # role-tagger checkpoint for soft targets; None = no L_role
     max_pairs: int = 4096  # preference pairs per query at most (stage 2)
     # stage-2 pairs: "paper" = eq. 23's cross-passage pairs; "graded" = every pair of sentences
-    # with different grades (rationale > other sentence of a cited passage > non-cited)
+    # with different grades (rationale > other sentence of a cited passage > non-cited);
+    # "listwise" = no pairs: softmax cross-entropy over the pool's nodes with the top-grade
+    # sentences as targets (top-heavy, like nDCG@10; softmax_pool_loss)
     pairs: str = "paper"
     # stage 2: drop pairs whose less-preferred sentence has the same text as a preferred one
     # (Citation-Integrity passages overlap: a cited sentence also sits in non-cited candidates)
@@ -514,6 +523,19 @@ def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sy
             ex, enc = train[j], encs[j]
             z = torch.sigmoid(enc.local_logits)
             data = build_graph(enc.h, enc.role_probs, z, enc.passage_of, model.config.graph)
+            if cfg.pairs == "listwise":
+                grade = node_grades(ex, enc)
+                if cfg.dedupe_pairs:  # a copy of a positive sentence is positive too
+                    grade = text_best_grade(grade, [s.text for s in enc.sentences])
+                if grade.max() <= 0:
+                    continue
+                out, _ = model.global_model(
+                    enc.h, enc.role_probs, enc.local_logits, data.edge_index, data.edge_type
+                )
+                loss = softmax_pool_loss(out.logits, grade == grade.max())
+                (loss / cfg.grad_accum).backward()
+                acc += float(loss.detach()) / cfg.grad_accum
+                continue
             if cfg.pairs == "graded":
                 pairs = graded_pairs(ex, enc, cfg.max_pairs)
             else:

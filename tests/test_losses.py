@@ -244,3 +244,19 @@ def test_drop_duplicate_negatives_hand_listed() -> None:
     assert kept.tolist() == [[0, 0, 1, 0], [1, 3, 3, 4]]
     empty = torch.zeros(2, 0, dtype=torch.long)
     assert drop_duplicate_negatives(empty, [], torch.zeros(0)).shape == (2, 0)
+
+
+def test_softmax_pool_loss_and_text_best_grade_hand_computed() -> None:
+    from logrerank.losses import softmax_pool_loss, text_best_grade
+
+    logits = torch.tensor([2.0, 0.0, 0.0])
+    z = math.exp(2.0) + 2.0
+    # one positive (node 0): -log(e^2 / z)
+    assert softmax_pool_loss(logits, torch.tensor([True, False, False])).item() == pytest.approx(
+        -(2.0 - math.log(z))
+    )
+    # two positives: the mean of their -log softmax
+    two = softmax_pool_loss(logits, torch.tensor([True, True, False])).item()
+    assert two == pytest.approx(-((2.0 - math.log(z)) + (0.0 - math.log(z))) / 2)
+    grade = torch.tensor([2.0, 0.0, 1.0, 0.0])
+    assert text_best_grade(grade, ["a", " a", "b", "c"]).tolist() == [2.0, 2.0, 1.0, 0.0]
