@@ -96,6 +96,34 @@ def load_encs(path: Path, exs: list) -> list[Encoded]:
     return encs
 
 
+@torch.no_grad()
+def heldout_losses(model, exs, encs) -> dict[str, float]:
+    """Mean eq. 23 pair loss and softmax-pool loss of the current global model on held-out
+    pools: does the training objective go down where nDCG goes down?"""
+    from logrerank.graph import build_graph
+    from logrerank.losses import pairwise_global_loss, preference_pairs, softmax_pool_loss
+    from logrerank.train import node_grades, pool_targets
+
+    model.global_model.eval()
+    pair, lw = [], []
+    for ex, enc in zip(exs, encs, strict=True):
+        data = build_graph(
+            enc.h, enc.role_probs, torch.sigmoid(enc.local_logits), enc.passage_of,
+            model.config.graph,
+        )  # fmt: skip
+        out, _ = model.global_model(
+            enc.h, enc.role_probs, enc.local_logits, data.edge_index, data.edge_type
+        )
+        prank, srank = pool_targets(ex, enc)
+        pairs = preference_pairs(prank, srank, enc.passage_of, 4096)
+        if pairs.numel():
+            pair.append(float(pairwise_global_loss(out.logits, pairs)))
+        grade = node_grades(ex, enc)
+        if grade.max() > 0:
+            lw.append(float(softmax_pool_loss(out.logits, grade == grade.max())))
+    return {"pair_loss": sum(pair) / len(pair), "softmax_loss": sum(lw) / len(lw)}
+
+
 def local_train_fit(model, exs, encs) -> dict[str, float]:
     """Local-only nDCG on a training set: how well stage 1 already ranks it."""
     return evaluate_encoded(model, exs, encs, use_global=False)
@@ -173,6 +201,8 @@ def main() -> None:
         )
     base = evaluate_encoded(model, sets["heldout"], encs["heldout"], use_global=False)
     print(f"held-out local only: {json.dumps(base)}", flush=True)
+    at_init = heldout_losses(model, sets["heldout"], encs["heldout"])
+    print(f"held-out losses at init (= local): {json.dumps(at_init)}", flush=True)
     init = copy.deepcopy(model.global_model.state_dict())
     best, best_key = None, -1.0
     for variant in args.variants.split(","):
@@ -190,6 +220,8 @@ def main() -> None:
                 print(
                     f"held-out LoG [{tag}] ({len(tr)} train pools): {json.dumps(res)}", flush=True
                 )
+                losses = heldout_losses(model, sets["heldout"], encs["heldout"])
+                print(f"   held-out losses: {json.dumps(losses)}", flush=True)
                 for src in ("scifact", "citint"):
                     idx = [
                         i for i, ex in enumerate(sets["heldout"]) if ex.meta.get("source") == src
