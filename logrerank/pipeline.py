@@ -79,6 +79,9 @@ class Encoded:
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     prior_logits: Tensor | None = None  # [N] bi-encoder prior part of local_logits (isolated)
+    # passage cache (LoGReranker.passage_cache_mb): windows whose sentences were all cached
+    # (only the query and the joint layer ran) / all windows; (0, 0) when the cache is off
+    cached_windows: tuple[int, int] = (0, 0)
 
 
 class LoGReranker(nn.Module):
@@ -308,6 +311,7 @@ class LoGReranker(nn.Module):
         # isolated mode: the query-independent lower layers run once per distinct segment
         cache = SegmentCache(scorer) if cfg.local.isolated_layers and self.segment_cache else None
         kept = self._passage_cache(scorer)  # across calls (passage_cache_mb)
+        cached_windows = (0, 0)
         budget = HeapBudget(self.trim_budget_mb, enabled=self.trim_memory)
         plan = [
             (group, False)
@@ -315,6 +319,7 @@ class LoGReranker(nn.Module):
         ]
         if kept is not None:  # windows whose sentences are all cached skip the frozen layers
             warm = [i for i, w in enumerate(tok.windows) if kept.covers(w)]
+            cached_windows = (len(warm), len(tok.windows))
             cold = sorted(set(range(len(tok.windows))) - set(warm))
             plan = [
                 ([ids[i] for i in group], is_warm)
@@ -365,6 +370,7 @@ class LoGReranker(nn.Module):
             intent_by_passage=intent_sum / intent_cnt.clamp_min(1)[:, None],
             warnings=warnings,
             timings=timings,
+            cached_windows=cached_windows,
         )
 
     def cache_passages(self, passages: Any) -> int:
@@ -547,6 +553,7 @@ class LoGReranker(nn.Module):
             "score": dataclasses.asdict(scfg),
             "num_nodes": int(data.num_nodes),
             "edge_counts": edge_counts(data),
+            "passage_cache_windows": list(enc.cached_windows),
         }
         if not cfg.trained:
             ranking.warnings.append("model is untrained: " + self.source)

@@ -409,6 +409,16 @@ def _encode(backend: Backend, q: str, passages: list[Passage], key: Any, old: Se
     )
 
 
+def _cache_note(windows: Any, from_cache: bool) -> str:
+    """Status text for the passage cache: how many windows reused cached passage states."""
+    if from_cache or not windows or not windows[1]:
+        return ""
+    hit, total = windows
+    if not hit:
+        return " · passage cache: new passages"
+    return f" · passage cache: {hit} of {total} windows reused (only the query and joint layer ran)"
+
+
 def _rank_and_render(backend: Backend, session: Session, knobs: Knobs, from_cache: bool) -> Result:
     model = backend.log
     t0 = time.perf_counter()
@@ -445,6 +455,7 @@ def _rank_and_render(backend: Backend, session: Session, knobs: Knobs, from_cach
             if from_cache
             else "Encodings: computed (transformer pass)"
         )
+        + _cache_note(ranking.info.get("passage_cache_windows"), from_cache)
         + f" · transformer passes this session: {session.encodes}"
         + f" · graph recomputations: {session.recomputes}",
     ]

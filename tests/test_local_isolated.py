@@ -202,6 +202,10 @@ def test_passage_cache_reuses_passages_across_questions(tokenizer, monkeypatch) 
     assert torch.allclose(warm.h, cold.h, atol=1e-5)
     assert torch.allclose(warm.role_probs, cold.role_probs, atol=1e-6)
     assert torch.allclose(warm.prior_logits, cold.prior_logits, atol=1e-5)
+    assert cold.cached_windows == (0, 0)  # cache off
+    n_windows = warm.cached_windows[1]
+    assert warm.cached_windows == (n_windows, n_windows) and n_windows >= len(PASSAGES)
+    assert model.rank_encoded(warm).info["passage_cache_windows"] == [n_windows, n_windows]
 
 
 def test_passage_cache_is_bounded_and_mixed_calls_stay_exact(tokenizer) -> None:

@@ -294,3 +294,10 @@ def test_limits_apply_once_to_log_and_every_baseline(make_tiny_model, tiny_dir):
     status = html.unescape(res.status)
     assert status.count("duplicate passage") == 1, status
     assert status.count("ranked the first 3 (limit 3)") == 1, status
+
+
+def test_cache_note_says_how_much_was_reused() -> None:
+    assert ui._cache_note([0, 0], from_cache=False) == ""  # cache off
+    assert ui._cache_note([3, 5], from_cache=True) == ""  # knob change: no transformer pass
+    assert ui._cache_note([0, 5], from_cache=False) == " · passage cache: new passages"
+    assert "3 of 5 windows reused" in ui._cache_note([3, 5], from_cache=False)
