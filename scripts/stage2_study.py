@@ -152,6 +152,11 @@ def main() -> None:
         "--train-set", action="append", default=[], metavar="FIELD=VALUE",
         help="TrainConfig override, e.g. dedupe_pairs=true",
     )  # fmt: skip
+    ap.add_argument(
+        "--raw-too",
+        action="store_true",
+        help="also report held-out nDCG with the score adjustments off (raw logits)",
+    )
     ap.add_argument("--max-per-set", type=int, default=0, help="smoke test: cap every set")
     ap.add_argument("--save-best", default=None, help="save the best variant here")
     args = ap.parse_args()
@@ -220,6 +225,12 @@ def main() -> None:
                 print(
                     f"held-out LoG [{tag}] ({len(tr)} train pools): {json.dumps(res)}", flush=True
                 )
+                if args.raw_too:
+                    kept_score, model.config.score = model.config.score, ScoreConfig()
+                    for sw, name in (({}, "LoG"), ({"use_global": False}, "local")):
+                        raw = evaluate_encoded(model, sets["heldout"], encs["heldout"], **sw)
+                        print(f"   raw scores, {name}: {json.dumps(raw)}", flush=True)
+                    model.config.score = kept_score
                 losses = heldout_losses(model, sets["heldout"], encs["heldout"])
                 print(f"   held-out losses: {json.dumps(losses)}", flush=True)
                 for src in ("scifact", "citint"):
