@@ -211,9 +211,14 @@ def main() -> None:
     init = copy.deepcopy(model.global_model.state_dict())
     best, best_key = None, -1.0
     for variant in args.variants.split(","):
-        parts = variant.split("+")
-        tr = [ex for p in parts for ex in sets[p]]
-        te = [e for p in parts for e in encs[p]]
+        # "seen+unseen" = both sets; "seen:scifact" = the set's queries from one source only
+        tr, te = [], []
+        for part in variant.split("+"):
+            name, _, src = part.partition(":")
+            for ex, e in zip(sets[name], encs[name], strict=True):
+                if not src or ex.meta.get("source") == src:
+                    tr.append(ex)
+                    te.append(e)
         for lr in args.lrs.split(","):
             for ep in args.epochs.split(","):
                 run = dataclasses.replace(cfg, lr=float(lr), epochs=int(ep), max_minutes=0)
