@@ -160,6 +160,37 @@ def softmax_pool_loss(logits: Tensor, positive: Tensor) -> Tensor:
     return -torch.log_softmax(logits, dim=-1)[positive].mean()
 
 
+def lambda_pair_loss(logits: Tensor, grade: Tensor, k: int = 10) -> Tensor:
+    """LambdaRank-weighted pairwise loss for nDCG@k over one pool.
+
+    For every pair with ``grade(u) > grade(v)``, the weight is the change in nDCG@k if u and v
+    swapped places in the current ranking (by ``logits``, not differentiated):
+    ``w_uv = |(2^g_u - 2^g_v) (D(r_u) - D(r_v))| / IDCG@k`` with ``D(r) = 1/log2(1 + r)`` for
+    ``r <= k`` and 0 beyond. The loss is ``sum w_uv log(1 + exp(-(l_u - l_v))) / sum w_uv``:
+    pairs that cannot change the top k weigh nothing.
+
+    Args:
+        logits: ``[N]`` scores.
+        grade: ``[N]`` relevance grades (0 = not relevant).
+        k: the cut-off.
+    """
+    n = logits.numel()
+    order = torch.argsort(logits.detach(), descending=True)
+    rank = torch.empty(n, dtype=torch.float, device=logits.device)
+    rank[order] = torch.arange(1, n + 1, dtype=torch.float, device=logits.device)
+    disc = torch.where(rank <= k, 1.0 / torch.log2(1.0 + rank), torch.zeros_like(rank))
+    gain = 2.0 ** grade.float() - 1.0
+    ideal = torch.sort(gain, descending=True).values[:k]
+    idcg = (ideal / torch.log2(torch.arange(2, ideal.numel() + 2, dtype=torch.float))).sum()
+    u, v = (grade[:, None] > grade[None, :]).nonzero(as_tuple=True)
+    if u.numel() == 0 or idcg <= 0:
+        return logits.sum() * 0.0
+    w = ((gain[u] - gain[v]) * (disc[u] - disc[v])).abs() / idcg
+    if w.sum() <= 0:
+        return logits.sum() * 0.0
+    return (w * F.softplus(-(logits[u] - logits[v]))).sum() / w.sum()
+
+
 def drop_duplicate_negatives(pairs: Tensor, texts: list[str], grade: Tensor) -> Tensor:
     """Remove pairs that rank a sentence below a copy of itself.
 

@@ -44,6 +44,7 @@ from .evaluate import example_passages
 from .local import SegmentCache
 from .losses import (
     drop_duplicate_negatives,
+    lambda_pair_loss,
     listwise_loss,
     preference_pairs,
     role_kl_loss,
@@ -94,7 +95,8 @@ class TrainConfig:
     # stage-2 pairs: "paper" = eq. 23's cross-passage pairs; "graded" = every pair of sentences
     # with different grades (rationale > other sentence of a cited passage > non-cited);
     # "listwise" = no pairs: softmax cross-entropy over the pool's nodes with the top-grade
-    # sentences as targets (top-heavy, like nDCG@10; softmax_pool_loss)
+    # sentences as targets (top-heavy, like nDCG@10; softmax_pool_loss); "lambda" = graded
+    # pairs weighted by their nDCG@10 change if swapped (LambdaRank; lambda_pair_loss)
     pairs: str = "paper"
     # stage 2: drop pairs whose less-preferred sentence has the same text as a preferred one
     # (Citation-Integrity passages overlap: a cited sentence also sits in non-cited candidates)
@@ -523,6 +525,19 @@ def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sy
             ex, enc = train[j], encs[j]
             z = torch.sigmoid(enc.local_logits)
             data = build_graph(enc.h, enc.role_probs, z, enc.passage_of, model.config.graph)
+            if cfg.pairs == "lambda":
+                grade = node_grades(ex, enc)
+                if cfg.dedupe_pairs:
+                    grade = text_best_grade(grade, [s.text for s in enc.sentences])
+                if grade.max() <= 0:
+                    continue
+                out, _ = model.global_model(
+                    enc.h, enc.role_probs, enc.local_logits, data.edge_index, data.edge_type
+                )
+                loss = lambda_pair_loss(out.logits, grade)
+                (loss / cfg.grad_accum).backward()
+                acc += float(loss.detach()) / cfg.grad_accum
+                continue
             if cfg.pairs == "listwise":
                 grade = node_grades(ex, enc)
                 if cfg.dedupe_pairs:  # a copy of a positive sentence is positive too

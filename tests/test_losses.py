@@ -260,3 +260,22 @@ def test_softmax_pool_loss_and_text_best_grade_hand_computed() -> None:
     assert two == pytest.approx(-((2.0 - math.log(z)) + (0.0 - math.log(z))) / 2)
     grade = torch.tensor([2.0, 0.0, 1.0, 0.0])
     assert text_best_grade(grade, ["a", " a", "b", "c"]).tolist() == [2.0, 2.0, 1.0, 0.0]
+
+
+def test_lambda_pair_loss_hand_computed() -> None:
+    from logrerank.losses import lambda_pair_loss
+
+    # ranking by logits: node 1 (rank 1), node 0 (rank 2), node 2 (rank 3); node 0 is relevant
+    logits = torch.tensor([1.0, 2.0, 0.0], requires_grad=True)
+    grade = torch.tensor([1.0, 0.0, 0.0])
+    d1, d2, d3 = 1.0, 1 / math.log2(3), 0.5
+    w01, w02 = abs(d2 - d1), abs(d2 - d3)  # gains 1 - 0; IDCG@10 = 1
+    sp = lambda x: math.log1p(math.exp(-x))  # noqa: E731
+    want = (w01 * sp(1.0 - 2.0) + w02 * sp(1.0 - 0.0)) / (w01 + w02)
+    loss = lambda_pair_loss(logits, grade)
+    assert loss.item() == pytest.approx(want, rel=1e-5)
+    loss.backward()
+    assert logits.grad[0] < 0  # raising the relevant node lowers the loss
+    # with k = 1 only pairs that touch rank 1 count: (0, 1) alone
+    assert lambda_pair_loss(logits, grade, k=1).item() == pytest.approx(sp(-1.0), rel=1e-5)
+    assert lambda_pair_loss(logits, torch.zeros(3)).item() == 0.0  # nothing relevant
