@@ -48,6 +48,10 @@ class LocalConfig:
     prior_shift: float = 0.4  # b in that prior (fixed; sets where z_local crosses 0.5)
     batch_tokens: int = 4096  # padded tokens per forward pass (bounds peak memory; bench/README)
     max_batch_windows: int = 32  # windows per forward pass at most
+    # inference: pad each batch's length up to a multiple of this (0 = no padding). Fewer
+    # distinct batch shapes keep oneDNN's per-shape state from growing with every new input
+    # (bench/README.md, "resident memory after calls")
+    pad_multiple: int = 0
 
 
 @dataclass
@@ -170,10 +174,12 @@ class LoGConfig:
         if (
             self.context.top_k < 0
             or self.local.batch_tokens < 1
+            or self.local.pad_multiple < 0
             or self.local.max_batch_windows < 1
         ):
             raise ConfigError(
-                "context.top_k, local.batch_tokens, local.max_batch_windows out of range"
+                "context.top_k, local.batch_tokens, local.pad_multiple or local.max_batch_windows "
+                "out of range"
             )
         if not 0.0 <= self.score.passage_weight <= 10.0:
             raise ConfigError("score.passage_weight must be in [0, 10]")

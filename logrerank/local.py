@@ -106,7 +106,12 @@ def tokenize(
     return Tokenized(windows, node, query_truncated, truncated_nodes)
 
 
-def collate(windows: list[Window], device: torch.device | str = "cpu") -> dict[str, Tensor]:
+def collate(
+    windows: list[Window],
+    device: torch.device | str = "cpu",
+    pad_multiple: int = 0,
+    max_length: int | None = None,
+) -> dict[str, Tensor]:
     """Pad windows into a batch and build the span index used for mean pooling.
 
     Span ids in the batch: window ``w``'s query span is ``w``; the ``k``-th sentence of the batch
@@ -115,9 +120,12 @@ def collate(windows: list[Window], device: torch.device | str = "cpu") -> dict[s
     Returns:
         input_ids, attention_mask, token_type_ids ``[B, L]``; span ``[B, L]`` (-1 = not pooled);
         sent_window ``[M]`` (window of each sentence); nodes ``[M]`` (node id of each sentence);
-        position_ids ``[B, L]`` for isolated-segment windows only.
+        position_ids ``[B, L]`` for isolated-segment windows only. With ``pad_multiple`` > 1,
+        L is rounded up to a multiple of it, but not past ``max_length``.
     """
     B, L = len(windows), max(len(w.input_ids) for w in windows)
+    if pad_multiple > 1:  # a few fixed lengths instead of one per batch (padding is never pooled)
+        L = max(L, min(-(-L // pad_multiple) * pad_multiple, max_length or 10**9))
     ids = torch.zeros(B, L, dtype=torch.long)
     types = torch.zeros(B, L, dtype=torch.long)
     mask = torch.zeros(B, L, dtype=torch.long)

@@ -278,6 +278,7 @@ class LoGReranker(nn.Module):
 
         t0 = time.perf_counter()
         cfg = self.config
+        max_len = min(cfg.backbone.max_length, self._max_positions())
         tok = tokenize(
             self.tokenizer,
             query,
@@ -333,7 +334,7 @@ class LoGReranker(nn.Module):
             ]
         for group, is_warm in plan:
             wins = [tok.windows[i] for i in group]
-            batch = collate(wins, self.device_)
+            batch = collate(wins, self.device_, cfg.local.pad_multiple, max_len)
             if kept is not None and not is_warm:
                 batch["keep_lower"] = torch.ones(())
             with self._autocast():

@@ -244,3 +244,19 @@ def test_passage_cache_is_dropped_when_the_encoder_changes(tokenizer) -> None:
     fresh = model.encode(QUERY, passages)
     assert "_kept_cache" not in model.__dict__
     assert torch.allclose(after.local_logits, fresh.local_logits, atol=1e-5)
+
+
+def test_pad_multiple_rounds_batch_length_and_keeps_scores(tokenizer) -> None:
+    """``LocalConfig.pad_multiple``: batches are padded to a multiple of it (fewer distinct
+    shapes), never past the window length, and the scores do not change."""
+    tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=40, max_query_tokens=8, isolated=True)
+    L = max(len(w.input_ids) for w in tok.windows)
+    assert collate(tok.windows, pad_multiple=16)["input_ids"].size(1) == -(-L // 16) * 16
+    assert collate(tok.windows, pad_multiple=64, max_length=40)["input_ids"].size(1) == max(L, 40)
+    model = _tiny_pipeline(tokenizer)
+    passages = [" ".join(p) for p in PASSAGES]
+    plain = model.encode(QUERY, passages)
+    model.config.local.pad_multiple = 16
+    padded = model.encode(QUERY, passages)
+    assert torch.allclose(plain.local_logits, padded.local_logits, atol=1e-5)
+    assert torch.allclose(plain.h, padded.h, atol=1e-5)
