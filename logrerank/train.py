@@ -525,20 +525,7 @@ def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sy
             ex, enc = train[j], encs[j]
             z = torch.sigmoid(enc.local_logits)
             data = build_graph(enc.h, enc.role_probs, z, enc.passage_of, model.config.graph)
-            if cfg.pairs == "lambda":
-                grade = node_grades(ex, enc)
-                if cfg.dedupe_pairs:
-                    grade = text_best_grade(grade, [s.text for s in enc.sentences])
-                if grade.max() <= 0:
-                    continue
-                out, _ = model.global_model(
-                    enc.h, enc.role_probs, enc.local_logits, data.edge_index, data.edge_type
-                )
-                loss = lambda_pair_loss(out.logits, grade)
-                (loss / cfg.grad_accum).backward()
-                acc += float(loss.detach()) / cfg.grad_accum
-                continue
-            if cfg.pairs == "listwise":
+            if cfg.pairs in ("lambda", "listwise"):  # losses over the whole pool's grades
                 grade = node_grades(ex, enc)
                 if cfg.dedupe_pairs:  # a copy of a positive sentence is positive too
                     grade = text_best_grade(grade, [s.text for s in enc.sentences])
@@ -547,7 +534,10 @@ def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sy
                 out, _ = model.global_model(
                     enc.h, enc.role_probs, enc.local_logits, data.edge_index, data.edge_type
                 )
-                loss = softmax_pool_loss(out.logits, grade == grade.max())
+                if cfg.pairs == "lambda":
+                    loss = lambda_pair_loss(out.logits, grade)
+                else:
+                    loss = softmax_pool_loss(out.logits, grade == grade.max())
                 (loss / cfg.grad_accum).backward()
                 acc += float(loss.detach()) / cfg.grad_accum
                 continue
