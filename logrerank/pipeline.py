@@ -84,6 +84,13 @@ class Encoded:
     cached_windows: tuple[int, int] = (0, 0)
 
 
+def _params_key(module: nn.Module) -> tuple:
+    """Identity and in-place version of every parameter: changes when any is replaced or
+    updated (training, ``load_state_dict``, quantisation), so derived caches can be rebuilt."""
+    params = list(module.parameters())
+    return (len(params), *((id(p), p._version) for p in params))
+
+
 class LoGReranker(nn.Module):
     """Local-to-global sentence-level graph reranker.
 
@@ -406,8 +413,7 @@ class LoGReranker(nn.Module):
         if not self.passage_cache_mb or not self.config.local.isolated_layers:
             self.__dict__.pop("_kept_cache", None)
             return None
-        params = list(self.local.encoder.parameters())
-        key = (len(params), *((id(p), p._version) for p in params))
+        key = _params_key(self.local.encoder)
         held = self.__dict__.get("_kept_cache")
         if held is None or held[0] != key:
             held = (key, SegmentCache(scorer, max_mb=self.passage_cache_mb))
@@ -419,8 +425,7 @@ class LoGReranker(nn.Module):
         """:attr:`local`, or its bf16-Linear copy (:attr:`bf16_weights`) when that applies."""
         if not self.bf16_weights or self.autocast_dtype != torch.bfloat16 or self.training:
             return self.local
-        params = list(self.local.parameters())
-        key = (len(params), *((id(p), p._version) for p in params))
+        key = _params_key(self.local)
         cached = self.__dict__.get("_bf16_twin")  # plain attribute: not a submodule, not saved
         if cached is not None and cached[0] == key:
             return cached[1]
