@@ -5,6 +5,7 @@ Encodes ``--pools`` distinct SciFact dev pools in one process and prints, after 
 
     python bench/rss_creep.py                        # default
     python bench/rss_creep.py --pad-multiple 64      # batch lengths padded to multiples of 64
+    python bench/rss_creep.py --pack-length 128     # frozen layers on packed 128-token rows
     python bench/rss_creep.py --no-mkldnn            # oneDNN off (very slow; isolates the cause)
     ONEDNN_PRIMITIVE_CACHE_CAPACITY=0 python bench/rss_creep.py
 """
@@ -27,6 +28,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pools", type=int, default=8)
     ap.add_argument("--pad-multiple", type=int, default=None, help="LocalConfig.pad_multiple")
+    ap.add_argument("--pack-length", type=int, default=None, help="LocalConfig.pack_length")
     ap.add_argument("--no-mkldnn", action="store_true", help="torch.backends.mkldnn off")
     ap.add_argument("--checkpoint", default=None)
     args = ap.parse_args()
@@ -39,6 +41,8 @@ def main() -> None:
     model = LoGReranker.from_pretrained(args.checkpoint)
     if args.pad_multiple is not None:
         model.config.local.pad_multiple = args.pad_multiple
+    if args.pack_length is not None:
+        model.config.local.pack_length = args.pack_length
     rss, times = [], []
     for query, passages in speed.scifact_pools(args.pools, 50, None):
         t0 = time.perf_counter()

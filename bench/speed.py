@@ -92,6 +92,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="on: LoG's frozen isolated layers once per segment (LoGReranker.segment_cache)",
     )
     ap.add_argument(
+        "--pack-length",
+        type=int,
+        default=None,
+        help="LoG's LocalConfig.pack_length: frozen layers on packed rows of N tokens "
+        "(0 = window layout; default: the checkpoint's)",
+    )
+    ap.add_argument(
         "--passage-cache",
         default="off",
         choices=["off", "pool"],
@@ -703,6 +710,10 @@ def run(args: argparse.Namespace) -> int:
     )
     log_model, ce = models["log"], models["ce"]
     log_model.segment_cache = args.segment_cache == "on"
+    if args.pack_length is not None:
+        if args.pack_length < 0:
+            raise InputError("--pack-length must be >= 0")
+        log_model.config.local.pack_length = args.pack_length
     from logrerank.memory import freeze_startup_objects
 
     frozen = freeze_startup_objects()  # as app.py does after start-up: no full-GC pauses
@@ -728,6 +739,7 @@ def run(args: argparse.Namespace) -> int:
             "ce_precision": str(ce.autocast or torch.float32).replace("torch.", ""),
             "quantize": args.quantize,
             "segment_cache": args.segment_cache,
+            "pack_length": log_model.config.local.pack_length,
             "passage_cache": args.passage_cache,
             "gc_frozen_objects": frozen,
             "threads": torch.get_num_threads(),

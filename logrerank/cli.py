@@ -366,6 +366,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="on: LoG's frozen isolated layers once per segment (LoGReranker.segment_cache)",
     )
     b.add_argument(
+        "--pack-length",
+        type=int,
+        default=None,
+        help="LoG's LocalConfig.pack_length: frozen layers on packed rows of N tokens "
+        "(0 = window layout; default: the checkpoint's)",
+    )
+    b.add_argument(
         "--passage-cache",
         default="off",
         choices=["off", "pool"],

@@ -52,6 +52,11 @@ class LocalConfig:
     # distinct batch shapes keep oneDNN's per-shape state from growing with every new input
     # (bench/README.md, "resident memory after calls")
     pad_multiple: int = 0
+    # inference and training, isolated mode: the frozen layers run on the sentence segments
+    # packed into rows of this many tokens instead of on the windows, so their block-diagonal
+    # attention costs ``pack_length`` per token, not the window length (0 = window layout).
+    # The same math up to float rounding (bench/README.md, "Session 6")
+    pack_length: int = 128
 
 
 @dataclass
@@ -175,10 +180,11 @@ class LoGConfig:
             self.context.top_k < 0
             or self.local.batch_tokens < 1
             or self.local.pad_multiple < 0
+            or self.local.pack_length < 0
             or self.local.max_batch_windows < 1
         ):
             raise ConfigError(
-                "context.top_k, local.batch_tokens, local.pad_multiple or local.max_batch_windows "
+                "context.top_k, local.batch_tokens, local.pad_multiple, local.pack_length or local.max_batch_windows "
                 "out of range"
             )
         if not 0.0 <= self.score.passage_weight <= 10.0:

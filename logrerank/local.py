@@ -179,6 +179,100 @@ def batches(windows: list[Window], batch_tokens: int, max_windows: int) -> list[
     return out
 
 
+PACK_ROW_MULTIPLE = 8  # packed row counts are rounded up to this when pad_multiple > 1
+
+
+@dataclass
+class PackPlan:
+    """Where each real window token of an isolated-mode batch runs in the packed layout.
+
+    Tokens are indexed ``0..T-1`` in window order (``b_idx``, ``t_idx``). ``groups`` holds per
+    packed group ``(rows, cols, src)``: the slot of every token that is computed there, and which
+    token ``src`` it is. ``token_group`` / ``token_row`` / ``token_col`` give, for every token,
+    the slot whose state it reads (a repeated query reads the first window's).
+    """
+
+    b_idx: Tensor  # [T] window of each real token
+    t_idx: Tensor  # [T] position of each real token in its window
+    seg: Tensor  # [T] segment number of each token (0..S-1)
+    groups: list[tuple[Tensor, Tensor, Tensor]]  # (rows [Tg], cols [Tg], src [Tg]) per group
+    token_group: Tensor  # [T]
+    token_row: Tensor  # [T]
+    token_col: Tensor  # [T]
+
+
+def pack_segments(span: Tensor, ids: Tensor, width: int) -> PackPlan:
+    """Pack the ``[CLS] x [SEP]`` segments of isolated-mode windows into rows of ``width`` tokens.
+
+    Segments go, in window order, into the current row while they fit (next fit), so a row of
+    ``width`` tokens holds several short sentences and block-diagonal attention over it costs
+    ``width`` per token rather than the window length. Segments longer than ``width`` form a
+    second group, one per row. When every window of the batch starts with the same query
+    segment (one question per call), it is packed once and the other windows read its states.
+
+    Args:
+        span: ``[B, L]`` span ids from :func:`collate` (-1 = padding); a window's query span id
+            is below ``B``, its sentences' at or above.
+        ids: ``[B, L]`` token ids (to check that the queries are equal).
+        width: tokens per packed row.
+
+    Returns:
+        The :class:`PackPlan`.
+    """
+    B = span.size(0)
+    b_idx, t_idx = (span >= 0).nonzero(as_tuple=True)  # row-major: windows, then tokens
+    s = span[b_idx, t_idx]  # [T]
+    T = s.numel()
+    start = torch.ones(T, dtype=torch.bool, device=span.device)
+    start[1:] = (s[1:] != s[:-1]) | (b_idx[1:] != b_idx[:-1])
+    seg = start.cumsum(0) - 1  # [T] segment number
+    first = start.nonzero().squeeze(1)  # [S] first token of each segment
+    lengths = torch.diff(first, append=torch.tensor([T], device=span.device))  # [S]
+    is_query = s[first] < B  # [S]
+    canon = torch.arange(first.numel(), device=span.device)  # segment whose states it reads
+    q = is_query.nonzero().squeeze(1)
+    if q.numel() > 1 and bool((lengths[q] == lengths[q[0]]).all()):
+        at = first[q, None] + torch.arange(int(lengths[q[0]]), device=span.device)  # [Q, n]
+        toks = ids[b_idx[at], t_idx[at]]
+        if bool((toks == toks[0]).all()):
+            canon[q] = q[0]
+    # next-fit packing of the computed segments (plain ints: a few hundred segments)
+    lens = lengths.tolist()
+    todo = (canon == torch.arange(canon.numel(), device=span.device)).tolist()
+    group, row, col = [0] * len(lens), [0] * len(lens), [0] * len(lens)
+    r, used, r_long = 0, 0, 0
+    for i, (n, keep) in enumerate(zip(lens, todo)):
+        if not keep:
+            continue
+        if n > width:
+            group[i], row[i], col[i] = 1, r_long, 0
+            r_long += 1
+            continue
+        if used + n > width:
+            r, used = r + 1, 0
+        group[i], row[i], col[i] = 0, r, used
+        used += n
+    dev = span.device
+    seg_group = torch.tensor(group, device=dev)[canon]  # [S] group each segment reads from
+    seg_row = torch.tensor(row, device=dev)[canon]
+    seg_col = torch.tensor(col, device=dev)[canon]
+    within = torch.arange(T, device=dev) - first[seg]  # [T] offset inside the segment
+    token_group, token_row = seg_group[seg], seg_row[seg]
+    token_col = seg_col[seg] + within
+    computed = canon[seg] == seg  # [T] tokens of segments computed themselves
+    groups = []
+    for g in (0, 1):
+        src = (computed & (token_group == g)).nonzero().squeeze(1)
+        if src.numel():
+            groups.append((token_row[src], token_col[src], src))
+        elif g == 0:
+            groups.append((src, src, src))
+    if not groups[0][2].numel():  # every segment is long: group 1 only
+        groups = groups[1:]
+        token_group = token_group - 1
+    return PackPlan(b_idx, t_idx, seg, groups, token_group, token_row, token_col)
+
+
 def mlp(d_in: int, d_hidden: int, d_out: int, dropout: float) -> nn.Sequential:
     """Two-layer MLP with GELU."""
     return nn.Sequential(
@@ -263,18 +357,23 @@ class LocalScorer(nn.Module):
         """Parameters of the trainable joint top layers (isolated mode; else empty)."""
         return list(self.joint_layers.parameters()) if self.config.isolated_layers else []
 
-    def _isolated_stack(self, ids: Tensor, pos: Tensor, span: Tensor) -> tuple[Tensor, Tensor]:
-        """Frozen packaged layers with attention kept inside each span (no gradient).
+    def _frozen_layers(self, ids: Tensor, pos: Tensor, seg: Tensor) -> tuple[Tensor, Tensor]:
+        """The frozen packaged layers on one layout, attention kept inside each segment.
+
+        Args:
+            ids, pos: token and position ids ``[R, N]``.
+            seg: segment id per token ``[R, N]`` (-1 = padding); tokens attend only to tokens of
+                the same segment id in their row (pads attend to themselves).
 
         Returns:
-            ``x`` [B, L, d] after the lowest ``isolated_layers`` layers (input of the joint
-            branch) and ``P`` [B, L, d] after all layers (the prior branch).
+            ``x`` [R, N, d] after the lowest ``isolated_layers`` layers and ``P`` [R, N, d]
+            after all layers.
         """
         enc, k = self.encoder, self.config.isolated_layers
-        L = ids.size(1)
-        eye = torch.eye(L, dtype=torch.bool, device=ids.device)[None]  # pads attend to themselves
-        real = span >= 0  # [B, L]
-        iso = (((span[:, :, None] == span[:, None, :]) & real[:, :, None]) | eye)[:, None]
+        N = ids.size(1)
+        eye = torch.eye(N, dtype=torch.bool, device=ids.device)[None]  # pads attend to themselves
+        real = seg >= 0  # [R, N]
+        iso = (((seg[:, :, None] == seg[:, None, :]) & real[:, :, None]) | eye)[:, None]
         with torch.no_grad():
             x = enc.embeddings(
                 input_ids=ids, token_type_ids=torch.zeros_like(ids), position_ids=pos
@@ -285,6 +384,51 @@ class LocalScorer(nn.Module):
             for layer in enc.encoder.layer[k:]:
                 P = layer(P, iso)
         return x, P
+
+    def _isolated_stack(self, ids: Tensor, pos: Tensor, span: Tensor) -> tuple[Tensor, Tensor]:
+        """Frozen packaged layers with attention kept inside each span (no gradient).
+
+        With ``LocalConfig.pack_length`` > 0 the segments are first packed into rows of that many
+        tokens (:func:`pack_segments`; a window's query is run once when every window of the batch
+        has the same one), so attention costs ``pack_length`` per token instead of the window
+        length; the states are scattered back to the window layout. The same math as the window
+        layout, up to float rounding (tested).
+
+        Returns:
+            ``x`` [B, L, d] after the lowest ``isolated_layers`` layers (input of the joint
+            branch) and ``P`` [B, L, d] after all layers (the prior branch). Padding positions are
+            zero in the packed layout.
+        """
+        if not self.config.pack_length:
+            return self._frozen_layers(ids, pos, span)
+        plan = pack_segments(span, ids, self.config.pack_length)
+        B, L = ids.shape
+        x_out = P_out = None
+        for g, (rows, cols, src) in enumerate(plan.groups):  # slot (row, col) <- token src
+            R, N = int(rows.max()) + 1, int(cols.max()) + 1
+            if g == 0:  # ordinary rows: a fixed width and, with pad_multiple, a row count
+                N = max(N, self.config.pack_length)  # rounded up keep the batch shapes few
+                if self.config.pad_multiple > 1:
+                    R = -(-R // PACK_ROW_MULTIPLE) * PACK_ROW_MULTIPLE
+            elif self.config.pad_multiple > 1:  # long segments: width as the windows'
+                N = -(-N // self.config.pad_multiple) * self.config.pad_multiple
+            g_ids = torch.zeros(R, N, dtype=ids.dtype, device=ids.device)
+            g_pos = torch.zeros(R, N, dtype=pos.dtype, device=ids.device)
+            g_seg = torch.full((R, N), -1, dtype=span.dtype, device=ids.device)
+            b, t = plan.b_idx[src], plan.t_idx[src]
+            g_ids[rows, cols] = ids[b, t]
+            g_pos[rows, cols] = pos[b, t]
+            g_seg[rows, cols] = plan.seg[src]
+            x, P = self._frozen_layers(g_ids, g_pos, g_seg)  # [R, N, d] each
+            if x_out is None:
+                x_out = x.new_zeros(B, L, x.size(-1))
+                P_out = P.new_zeros(B, L, P.size(-1))
+            sel = (plan.token_group == g).nonzero().squeeze(1)  # window tokens reading group g
+            bb, tt = plan.b_idx[sel], plan.t_idx[sel]
+            rr, cc = plan.token_row[sel], plan.token_col[sel]
+            x_out[bb, tt] = x[rr, cc].to(x_out.dtype)
+            P_out[bb, tt] = P[rr, cc].to(P_out.dtype)
+        return x_out, P_out
 
     @torch.no_grad()
     def encode_segments(self, segments: list[list[int]]) -> list[tuple[Tensor, Tensor]]:

@@ -234,6 +234,14 @@ def test_speed_int8_refuses_gpu(tiny_ckpt, tiny_dir, tmp_path, capsys):
     assert "CPU only" in capsys.readouterr().err
 
 
+def test_speed_pack_length_is_applied_and_recorded(tiny_ckpt, tiny_dir, tmp_path, capsys):
+    out = tmp_path / "pack"
+    assert speed.main([*_tiny_args(tiny_ckpt, tiny_dir, out), "--pack-length", "0"]) == 0
+    assert json.loads((out / "results.json").read_text())["meta"]["pack_length"] == 0
+    assert speed.main([*_tiny_args(tiny_ckpt, tiny_dir, out), "--pack-length", "-1"]) == 2
+    assert "--pack-length must be >= 0" in capsys.readouterr().err
+
+
 def test_cli_bench_options_match_the_script():
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     cli = {a.dest: a.default for a in sub.choices["bench"]._actions if a.dest != "help"}

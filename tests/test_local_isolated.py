@@ -11,7 +11,7 @@ import torch
 from conftest import make_tiny_encoder
 
 from logrerank.config import LocalConfig
-from logrerank.local import LocalScorer, collate, tokenize
+from logrerank.local import LocalScorer, collate, pack_segments, tokenize
 from logrerank.losses import role_kl_loss
 
 QUERY = "Does aspirin reduce the risk of heart attack?"
@@ -260,3 +260,62 @@ def test_pad_multiple_rounds_batch_length_and_keeps_scores(tokenizer) -> None:
     padded = model.encode(QUERY, passages)
     assert torch.allclose(plain.local_logits, padded.local_logits, atol=1e-5)
     assert torch.allclose(plain.h, padded.h, atol=1e-5)
+
+
+def test_pack_segments_next_fit_query_once_and_long_segments() -> None:
+    """Hand-built batch: two windows with the same 3-token query; segments go in window order
+    into rows of ``width`` tokens while they fit; the second query reads the first's slots; a
+    segment longer than ``width`` runs alone in the second group."""
+    # window 0: query (span 0) 3 tokens, A (span 2) 4 tokens, B (span 3) 2 tokens
+    # window 1: query (span 1) 3 tokens, C (span 4) 6 tokens, 2 pads
+    span = torch.tensor([[0, 0, 0, 2, 2, 2, 2, 3, 3, -1, -1], [1, 1, 1, 4, 4, 4, 4, 4, 4, -1, -1]])
+    ids = torch.tensor(
+        [[5, 6, 7, 10, 11, 12, 13, 14, 15, 0, 0], [5, 6, 7, 20, 21, 22, 23, 24, 25, 0, 0]]
+    )
+    plan = pack_segments(span, ids, width=6)
+    assert len(plan.groups) == 1
+    rows, cols, src = plan.groups[0]
+    # computed: q0 -> row 0 cols 0-2; A -> row 1 cols 0-3; B -> row 1 cols 4-5; C -> row 2 cols 0-5
+    assert rows.tolist() == [0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]
+    assert cols.tolist() == [0, 1, 2, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5]
+    assert 9 not in src.tolist()  # the second query is not computed ...
+    assert plan.token_row[9:12].tolist() == [0, 0, 0]  # ... it reads the first one's slots
+    assert plan.token_col[9:12].tolist() == [0, 1, 2]
+    long = pack_segments(span, ids, width=5)  # C no longer fits a row: second group
+    assert len(long.groups) == 2
+    assert long.groups[1][0].tolist() == [0] * 6 and long.groups[1][1].tolist() == list(range(6))
+    assert long.token_group.tolist() == [0] * 12 + [1] * 6
+    other = ids.clone()
+    other[1, 1] = 99  # different queries: both are computed
+    assert pack_segments(span, other, width=6).groups[0][2].numel() == 18
+
+
+@pytest.mark.parametrize("width", [12, 24, 128])
+def test_packed_rows_give_the_window_layout_scores(tokenizer, width) -> None:
+    """``LocalConfig.pack_length``: the frozen layers on packed rows (long segments alone, one
+    query for the batch, row counts rounded up under ``pad_multiple``) give the scores of the
+    block-masked window layout, also for a batch mixing two questions."""
+    torch.manual_seed(0)
+    enc = make_tiny_encoder(len(tokenizer), layers=2)
+    cfg = LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1, dropout=0.0)
+    scorer = LocalScorer(enc, dataclasses.replace(cfg, pack_length=0)).eval()
+    a = tokenize(tokenizer, QUERY, PASSAGES, max_length=128, max_query_tokens=32, isolated=True)
+    b = tokenize(
+        tokenizer, "Is it safe?", PASSAGES, max_length=128, max_query_tokens=32, isolated=True
+    )
+    for windows in (a.windows, a.windows[:1] + b.windows):
+        batch = collate(windows)
+        ref, _ = scorer(batch)
+        scorer.config = dataclasses.replace(cfg, pack_length=width)
+        out, _ = scorer(batch)
+        scorer.config = dataclasses.replace(cfg, pack_length=0)
+        for f in ("logits", "h_s", "h_q", "prior"):
+            assert torch.allclose(getattr(ref, f), getattr(out, f), atol=1e-5), f
+    model = _tiny_pipeline(tokenizer)
+    passages = [" ".join(p) for p in PASSAGES]
+    model.config.local.pack_length = 0
+    plain = model.encode(QUERY, passages)
+    model.config.local.pack_length = width
+    model.config.local.pad_multiple = 16  # packed row counts and long rows rounded up as well
+    packed = model.encode(QUERY, passages)
+    assert torch.allclose(plain.local_logits, packed.local_logits, atol=1e-5)
