@@ -160,6 +160,56 @@ def softmax_pool_loss(logits: Tensor, positive: Tensor) -> Tensor:
     return -torch.log_softmax(logits, dim=-1)[positive].mean()
 
 
+def aligned_pool_loss(
+    logits: Tensor,
+    passage_of: Tensor,
+    passage_positive: Tensor,
+    sentence_positive: Tensor | None = None,
+    duplicate_groups: Tensor | None = None,
+    head: Tensor | None = None,
+    passage_weight: float = 0.0,
+    head_weight: float = 1.0,
+) -> Tensor:
+    """Listwise loss on the scores that are ranked at inference (``pairs = "aligned"``).
+
+    The final score adjustments of :mod:`logrerank.scoring` are applied differentiably,
+    ``l' = adjust(l)`` (head shrinkage, duplicate consensus when ``duplicate_groups`` is given,
+    passage term), passages are scored by their best sentence, ``s_p = max_{u in p} l'_u``, and
+
+        L = -1/|P+| sum_{p in P+} log softmax(s)_p  -  1/|S+| sum_{u in S+} log softmax(l')_u
+
+    where P+ are the cited passages and S+ the rationale sentences (the second term only where
+    sentence labels exist). Each label set enters at the level it is defined at: passage labels
+    (Citation-Integrity) never ask every sentence of a cited passage to rise.
+
+    Args:
+        logits: ``[N]`` global logits.
+        passage_of: ``[N]`` passage index of each node (0..P-1, every passage has a node).
+        passage_positive: ``[P]`` bool, the cited passages (at least one).
+        sentence_positive: ``[N]`` bool rationale sentences, or None (no sentence labels).
+        duplicate_groups: ``[N]`` text group ids (``scoring.duplicate_groups``); None = no merge.
+        head: ``[N]`` the learned part of the local logits (``l_local - prior``), or None.
+        passage_weight: beta of the passage term.
+        head_weight: w of the head shrinkage.
+    """
+    from .scoring import group_mean
+
+    x = logits
+    if head is not None and head_weight != 1.0:
+        x = x - (1.0 - head_weight) * head
+    if duplicate_groups is not None:
+        x = group_mean(x, duplicate_groups)
+    if passage_weight:
+        x = x + passage_weight * group_mean(x, passage_of)
+    P = passage_positive.numel()
+    best = torch.full((P,), float("-inf"), dtype=x.dtype, device=x.device)
+    best = best.scatter_reduce(0, passage_of, x, reduce="amax", include_self=True)
+    loss = softmax_pool_loss(best, passage_positive)
+    if sentence_positive is not None and bool(sentence_positive.any()):
+        loss = loss + softmax_pool_loss(x, sentence_positive)
+    return loss
+
+
 def lambda_pair_loss(logits: Tensor, grade: Tensor, k: int = 10) -> Tensor:
     """LambdaRank-weighted pairwise loss for nDCG@k over one pool.
 

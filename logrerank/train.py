@@ -43,6 +43,7 @@ from .data.schema import Example
 from .evaluate import example_passages
 from .local import SegmentCache
 from .losses import (
+    aligned_pool_loss,
     drop_duplicate_negatives,
     lambda_pair_loss,
     listwise_loss,
@@ -52,6 +53,7 @@ from .losses import (
     text_best_grade,
 )
 from .metrics import evaluate_query, macro_average
+from .scoring import duplicate_groups
 from .trainutil import (
     Progress,
     freeze_encoder_layers,
@@ -60,6 +62,8 @@ from .trainutil import (
     save_state,
     set_seed,
 )
+
+PAIR_MODES = ("paper", "graded", "listwise", "lambda", "aligned")  # TrainConfig.pairs
 
 
 @dataclass
@@ -96,7 +100,9 @@ class TrainConfig:
     # with different grades (rationale > other sentence of a cited passage > non-cited);
     # "listwise" = no pairs: softmax cross-entropy over the pool's nodes with the top-grade
     # sentences as targets (top-heavy, like nDCG@10; softmax_pool_loss); "lambda" = graded
-    # pairs weighted by their nDCG@10 change if swapped (LambdaRank; lambda_pair_loss)
+    # pairs weighted by their nDCG@10 change if swapped (LambdaRank; lambda_pair_loss);
+    # "aligned" = softmax losses on the adjusted scores ranked at inference, cited passages by
+    # their best sentence + rationale sentences where labelled (aligned_pool_loss)
     pairs: str = "paper"
     # stage 2: drop pairs whose less-preferred sentence has the same text as a preferred one
     # (Citation-Integrity passages overlap: a cited sentence also sits in non-cited candidates)
@@ -116,6 +122,14 @@ class TrainConfig:
     state_dir: str = "runs/train-state"  # resumable state (gitignored)
     model: dict[str, Any] = field(default_factory=dict)  # LoGConfig overrides (nested dict)
 
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Reject values with no meaning (a typo must not train a different objective)."""
+        if self.pairs not in PAIR_MODES:
+            raise ValueError(f"pairs must be one of {PAIR_MODES}, got {self.pairs!r}")
+
     def override(self, items: list[str]) -> TrainConfig:
         """Apply ``FIELD=VALUE`` overrides (VALUE parsed as JSON, else a string); returns self.
 
@@ -131,6 +145,7 @@ class TrainConfig:
             except json.JSONDecodeError:
                 value = raw  # a bare string, e.g. a path
             setattr(self, key, value)
+        self.check()
         return self
 
     @classmethod
@@ -502,6 +517,36 @@ def encode_pools(model, examples: list[Example], log=sys.stdout, t_start: float 
     return encs
 
 
+def aligned_loss(model, ex: Example, enc, data) -> torch.Tensor | None:
+    """``pairs = "aligned"``: :func:`aligned_pool_loss` of one pool with the model's score
+    settings (None when the pool has no cited passage)."""
+    gold = set(ex.gold_doc_ids)
+    pos = torch.tensor([d.doc_id in gold for d in ex.candidates])
+    pos &= torch.bincount(enc.passage_of, minlength=pos.numel()) > 0  # passages with a node
+    if not bool(pos.any()):
+        return None
+    labelled = any(d in ex.gold_sentences for d in gold)
+    sent = (node_grades(ex, enc) == 2) if labelled else None
+    score = model.config.score
+    texts = [s.text for s in enc.sentences]
+    if sent is not None and score.merge_duplicates:
+        sent = text_best_grade(sent.float(), texts) > 0  # a copy of a rationale is one
+    head = None if enc.prior_logits is None else enc.local_logits - enc.prior_logits
+    out, _ = model.global_model(
+        enc.h, enc.role_probs, enc.local_logits, data.edge_index, data.edge_type
+    )
+    return aligned_pool_loss(
+        out.logits,
+        enc.passage_of,
+        pos,
+        sent,
+        duplicate_groups(texts) if score.merge_duplicates else None,
+        head,
+        score.passage_weight,
+        score.head_weight,
+    )
+
+
 def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sys.stdout) -> int:
     """Train the graph encoder + global scorer on pre-encoded pools; returns the steps run."""
     from .graph import build_graph
@@ -525,6 +570,13 @@ def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sy
             ex, enc = train[j], encs[j]
             z = torch.sigmoid(enc.local_logits)
             data = build_graph(enc.h, enc.role_probs, z, enc.passage_of, model.config.graph)
+            if cfg.pairs == "aligned":
+                loss = aligned_loss(model, ex, enc, data)
+                if loss is None:
+                    continue
+                (loss / cfg.grad_accum).backward()
+                acc += float(loss.detach()) / cfg.grad_accum
+                continue
             if cfg.pairs in ("lambda", "listwise"):  # losses over the whole pool's grades
                 grade = node_grades(ex, enc)
                 if cfg.dedupe_pairs:  # a copy of a positive sentence is positive too

@@ -279,3 +279,38 @@ def test_lambda_pair_loss_hand_computed() -> None:
     # with k = 1 only pairs that touch rank 1 count: (0, 1) alone
     assert lambda_pair_loss(logits, grade, k=1).item() == pytest.approx(sp(-1.0), rel=1e-5)
     assert lambda_pair_loss(logits, torch.zeros(3)).item() == 0.0  # nothing relevant
+
+
+def test_aligned_pool_loss_hand_computed() -> None:
+    from logrerank.losses import aligned_pool_loss
+
+    logits = torch.tensor([1.0, 0.0, 2.0, 0.0], requires_grad=True)
+    passage_of = torch.tensor([0, 0, 1, 1])
+    head = torch.tensor([0.4, 0.0, 0.0, 0.2])
+    dups = torch.tensor([0, 1, 2, 0])  # node 3 has node 0's text
+    # shrink: [0.8, 0, 2, -0.1]; merge copies: [0.35, 0, 2, 0.35];
+    # + 1.0 * passage mean (0.175, 1.175): [0.525, 0.175, 3.175, 1.525]; best: (0.525, 3.175)
+    x = [0.525, 0.175, 3.175, 1.525]
+    lse = lambda v: math.log(sum(math.exp(a) for a in v))  # noqa: E731
+    want_p = -(0.525 - lse([0.525, 3.175]))
+    want_s = -(0.525 - lse(x))
+    loss = aligned_pool_loss(
+        logits, passage_of, torch.tensor([True, False]), torch.tensor([True, False, False, False]),
+        dups, head, passage_weight=1.0, head_weight=0.5,
+    )  # fmt: skip
+    assert loss.item() == pytest.approx(want_p + want_s, rel=1e-5)
+    loss.backward()
+    assert logits.grad[0] < 0 and logits.grad[2] > 0  # lift the cited passage's best sentence
+    # passage labels only (no sentence term), nothing merged, no shrinkage
+    plain = aligned_pool_loss(logits.detach(), passage_of, torch.tensor([False, True]))
+    assert plain.item() == pytest.approx(-(2.0 - lse([1.0, 2.0])), rel=1e-5)
+
+
+def test_train_config_rejects_unknown_pair_mode() -> None:
+    from logrerank.train import TrainConfig
+
+    with pytest.raises(ValueError, match="pairs must be one of"):
+        TrainConfig(pairs="listwsie")
+    with pytest.raises(ValueError, match="pairs must be one of"):
+        TrainConfig().override(["pairs=nope"])
+    assert TrainConfig().override(["pairs=aligned"]).pairs == "aligned"
