@@ -194,7 +194,9 @@ def main() -> None:
         opt.step()
         if ep % 10 == 0 or ep == args.epochs - 1:
             print(f"epoch {ep + 1}: train loss {loss.item():.4f}", flush=True)
-    print("weights:", {relation_name(r): round(float(w[r].detach()), 3) for r in range(NUM_RELATIONS)})
+    print(
+        "weights:", {relation_name(r): round(float(w[r].detach()), 3) for r in range(NUM_RELATIONS)}
+    )
     tr_ex, tr_enc, tr_f = (list(x) for x in zip(*train, strict=True))
     base = evaluate_encoded(model, tr_ex, tr_enc, use_global=False)
     prop = evaluate_encoded(model, tr_ex, shifted(tr_enc, tr_f, w), use_global=False)
