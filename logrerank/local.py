@@ -187,15 +187,16 @@ class PackPlan:
     """Where each real window token of an isolated-mode batch runs in the packed layout.
 
     Tokens are indexed ``0..T-1`` in window order (``b_idx``, ``t_idx``). ``groups`` holds per
-    packed group ``(rows, cols, src)``: the slot of every token that is computed there, and which
-    token ``src`` it is. ``token_group`` / ``token_row`` / ``token_col`` give, for every token,
+    packed group ``(rows, cols, src, long)``: the slot of every token that is computed there, which
+    token ``src`` it is, and whether the group holds the segments longer than a row. ``token_group`` / ``token_row`` / ``token_col`` give, for every token,
     the slot whose state it reads (a repeated query reads the first window's).
     """
 
     b_idx: Tensor  # [T] window of each real token
     t_idx: Tensor  # [T] position of each real token in its window
     seg: Tensor  # [T] segment number of each token (0..S-1)
-    groups: list[tuple[Tensor, Tensor, Tensor]]  # (rows [Tg], cols [Tg], src [Tg]) per group
+    # per group: rows [Tg], cols [Tg], src [Tg], and whether it is the long-segment group
+    groups: list[tuple[Tensor, Tensor, Tensor, bool]]
     token_group: Tensor  # [T]
     token_row: Tensor  # [T]
     token_col: Tensor  # [T]
@@ -260,17 +261,13 @@ def pack_segments(span: Tensor, ids: Tensor, width: int) -> PackPlan:
     token_group, token_row = seg_group[seg], seg_row[seg]
     token_col = seg_col[seg] + within
     computed = canon[seg] == seg  # [T] tokens of segments computed themselves
-    groups = []
-    for g in (0, 1):
+    groups, index = [], torch.full((2,), -1, dtype=torch.long, device=dev)
+    for g in (0, 1):  # keep only the groups that have tokens; renumber them 0, 1, ...
         src = (computed & (token_group == g)).nonzero().squeeze(1)
         if src.numel():
-            groups.append((token_row[src], token_col[src], src))
-        elif g == 0:
-            groups.append((src, src, src))
-    if not groups[0][2].numel():  # every segment is long: group 1 only
-        groups = groups[1:]
-        token_group = token_group - 1
-    return PackPlan(b_idx, t_idx, seg, groups, token_group, token_row, token_col)
+            index[g] = len(groups)
+            groups.append((token_row[src], token_col[src], src, g == 1))
+    return PackPlan(b_idx, t_idx, seg, groups, index[token_group], token_row, token_col)
 
 
 def mlp(d_in: int, d_hidden: int, d_out: int, dropout: float) -> nn.Sequential:
@@ -404,9 +401,9 @@ class LocalScorer(nn.Module):
         plan = pack_segments(span, ids, self.config.pack_length)
         B, L = ids.shape
         x_out = P_out = None
-        for g, (rows, cols, src) in enumerate(plan.groups):  # slot (row, col) <- token src
+        for g, (rows, cols, src, long) in enumerate(plan.groups):  # slot (row, col) <- src
             R, N = int(rows.max()) + 1, int(cols.max()) + 1
-            if g == 0:  # ordinary rows: a fixed width and, with pad_multiple, a row count
+            if not long:  # ordinary rows: a fixed width and, with pad_multiple, a row count
                 N = max(N, self.config.pack_length)  # rounded up keep the batch shapes few
                 if self.config.pad_multiple > 1:
                     R = -(-R // PACK_ROW_MULTIPLE) * PACK_ROW_MULTIPLE

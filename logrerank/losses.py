@@ -192,15 +192,11 @@ def aligned_pool_loss(
         passage_weight: beta of the passage term.
         head_weight: w of the head shrinkage.
     """
-    from .scoring import group_mean
+    from .scoring import apply_adjustments
 
-    x = logits
-    if head is not None and head_weight != 1.0:
-        x = x - (1.0 - head_weight) * head
-    if duplicate_groups is not None:
-        x = group_mean(x, duplicate_groups)
-    if passage_weight:
-        x = x + passage_weight * group_mean(x, passage_of)
+    x = apply_adjustments(
+        logits, passage_of, duplicate_groups, passage_weight, head, head_weight
+    )  # [N] the adjusted scores that are ranked
     P = passage_positive.numel()
     best = torch.full((P,), float("-inf"), dtype=x.dtype, device=x.device)
     best = best.scatter_reduce(0, passage_of, x, reduce="amax", include_self=True)

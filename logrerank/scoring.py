@@ -92,11 +92,41 @@ def adjust_logits(
         ``[N]`` adjusted logits (a new tensor; the input is unchanged). With the defaults the
         logits come back unchanged.
     """
-    out = logits.detach().double().cpu()
-    if head is not None and head_weight != 1.0:
-        out = out - (1.0 - head_weight) * head.detach().double().cpu()
-    if merge_duplicates and out.numel():
-        out = group_mean(out, duplicate_groups(texts))
-    if passage_weight and out.numel():
-        out = out + passage_weight * group_mean(out, passage_of.cpu())
+    out = apply_adjustments(
+        logits.detach().double().cpu(),
+        passage_of.cpu(),
+        duplicate_groups(texts) if merge_duplicates else None,
+        passage_weight,
+        None if head is None else head.detach().double().cpu(),
+        head_weight,
+    )
     return out.to(logits.dtype)
+
+
+def apply_adjustments(
+    logits: Tensor,
+    passage_of: Tensor,
+    groups: Tensor | None = None,
+    passage_weight: float = 0.0,
+    head: Tensor | None = None,
+    head_weight: float = 1.0,
+) -> Tensor:
+    """The adjustments of :func:`adjust_logits` as differentiable tensor operations (training
+    uses them on the global logits: ``losses.aligned_pool_loss``).
+
+    Args:
+        logits: ``[N]`` logits.
+        passage_of: ``[N]`` passage index of each sentence.
+        groups: ``[N]`` duplicate-text group ids (:func:`duplicate_groups`); None = no merge.
+        passage_weight: beta >= 0.
+        head: ``[N]`` learned part of the local logits, or None.
+        head_weight: w in [0, 1].
+    """
+    out = logits
+    if head is not None and head_weight != 1.0:
+        out = out - (1.0 - head_weight) * head
+    if groups is not None and out.numel():
+        out = group_mean(out, groups)
+    if passage_weight and out.numel():
+        out = out + passage_weight * group_mean(out, passage_of)
+    return out

@@ -517,9 +517,19 @@ def encode_pools(model, examples: list[Example], log=sys.stdout, t_start: float 
     return encs
 
 
-def aligned_loss(model, ex: Example, enc, data) -> torch.Tensor | None:
-    """``pairs = "aligned"``: :func:`aligned_pool_loss` of one pool with the model's score
-    settings (None when the pool has no cited passage)."""
+@dataclass
+class AlignedTargets:
+    """Labels and score settings of one pool for :func:`aligned_pool_loss`."""
+
+    passage_positive: torch.Tensor  # [P] cited passages that have a node
+    sentence_positive: torch.Tensor | None  # [N] rationale sentences (None: no sentence labels)
+    groups: torch.Tensor | None  # [N] duplicate-text groups (None: no merge)
+    head: torch.Tensor | None  # [N] learned part of the local logits (l_local - prior)
+
+
+def aligned_targets(ex: Example, enc, score) -> AlignedTargets | None:
+    """Targets of ``pairs = "aligned"`` for one pool under the ``score`` settings (None when the
+    pool has no cited passage)."""
     gold = set(ex.gold_doc_ids)
     pos = torch.tensor([d.doc_id in gold for d in ex.candidates])
     pos &= torch.bincount(enc.passage_of, minlength=pos.numel()) > 0  # passages with a node
@@ -527,24 +537,56 @@ def aligned_loss(model, ex: Example, enc, data) -> torch.Tensor | None:
         return None
     labelled = any(d in ex.gold_sentences for d in gold)
     sent = (node_grades(ex, enc) == 2) if labelled else None
-    score = model.config.score
     texts = [s.text for s in enc.sentences]
     if sent is not None and score.merge_duplicates:
         sent = text_best_grade(sent.float(), texts) > 0  # a copy of a rationale is one
     head = None if enc.prior_logits is None else enc.local_logits - enc.prior_logits
-    out, _ = model.global_model(
-        enc.h, enc.role_probs, enc.local_logits, data.edge_index, data.edge_type
+    groups = duplicate_groups(texts) if score.merge_duplicates else None
+    return AlignedTargets(pos, sent, groups, head)
+
+
+def global_pool_loss(model, cfg: TrainConfig, ex: Example, enc, data) -> torch.Tensor | None:
+    """The stage-2 loss of one pool under ``cfg.pairs`` (None when the pool gives no signal)."""
+
+    def logits() -> torch.Tensor:
+        out, _ = model.global_model(
+            enc.h, enc.role_probs, enc.local_logits, data.edge_index, data.edge_type
+        )
+        return out.logits
+
+    if cfg.pairs == "aligned":
+        t = aligned_targets(ex, enc, model.config.score)
+        if t is None:
+            return None
+        score = model.config.score
+        return aligned_pool_loss(
+            logits(), enc.passage_of, t.passage_positive, t.sentence_positive, t.groups, t.head,
+            score.passage_weight, score.head_weight,
+        )  # fmt: skip
+    if cfg.pairs in ("lambda", "listwise"):  # losses over the whole pool's grades
+        grade = node_grades(ex, enc)
+        if cfg.dedupe_pairs:  # a copy of a positive sentence is positive too
+            grade = text_best_grade(grade, [s.text for s in enc.sentences])
+        if grade.max() <= 0:
+            return None
+        if cfg.pairs == "lambda":
+            return lambda_pair_loss(logits(), grade)
+        return softmax_pool_loss(logits(), grade == grade.max())
+    if cfg.pairs == "graded":
+        pairs = graded_pairs(ex, enc, cfg.max_pairs)
+    else:
+        prank, srank = pool_targets(ex, enc)
+        pairs = preference_pairs(prank, srank, enc.passage_of, cfg.max_pairs)
+    if cfg.dedupe_pairs:
+        pairs = drop_duplicate_negatives(
+            pairs, [s.text for s in enc.sentences], node_grades(ex, enc)
+        )
+    if pairs.numel() == 0:
+        return None
+    _, loss = model.global_model(
+        enc.h, enc.role_probs, enc.local_logits, data.edge_index, data.edge_type, pairs=pairs
     )
-    return aligned_pool_loss(
-        out.logits,
-        enc.passage_of,
-        pos,
-        sent,
-        duplicate_groups(texts) if score.merge_duplicates else None,
-        head,
-        score.passage_weight,
-        score.head_weight,
-    )
+    return loss
 
 
 def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sys.stdout) -> int:
@@ -570,48 +612,9 @@ def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sy
             ex, enc = train[j], encs[j]
             z = torch.sigmoid(enc.local_logits)
             data = build_graph(enc.h, enc.role_probs, z, enc.passage_of, model.config.graph)
-            if cfg.pairs == "aligned":
-                loss = aligned_loss(model, ex, enc, data)
-                if loss is None:
-                    continue
-                (loss / cfg.grad_accum).backward()
-                acc += float(loss.detach()) / cfg.grad_accum
+            loss = global_pool_loss(model, cfg, ex, enc, data)
+            if loss is None:
                 continue
-            if cfg.pairs in ("lambda", "listwise"):  # losses over the whole pool's grades
-                grade = node_grades(ex, enc)
-                if cfg.dedupe_pairs:  # a copy of a positive sentence is positive too
-                    grade = text_best_grade(grade, [s.text for s in enc.sentences])
-                if grade.max() <= 0:
-                    continue
-                out, _ = model.global_model(
-                    enc.h, enc.role_probs, enc.local_logits, data.edge_index, data.edge_type
-                )
-                if cfg.pairs == "lambda":
-                    loss = lambda_pair_loss(out.logits, grade)
-                else:
-                    loss = softmax_pool_loss(out.logits, grade == grade.max())
-                (loss / cfg.grad_accum).backward()
-                acc += float(loss.detach()) / cfg.grad_accum
-                continue
-            if cfg.pairs == "graded":
-                pairs = graded_pairs(ex, enc, cfg.max_pairs)
-            else:
-                prank, srank = pool_targets(ex, enc)
-                pairs = preference_pairs(prank, srank, enc.passage_of, cfg.max_pairs)
-            if cfg.dedupe_pairs:
-                pairs = drop_duplicate_negatives(
-                    pairs, [s.text for s in enc.sentences], node_grades(ex, enc)
-                )
-            if pairs.numel() == 0:
-                continue
-            _, loss = model.global_model(
-                enc.h,
-                enc.role_probs,
-                enc.local_logits,
-                data.edge_index,
-                data.edge_type,
-                pairs=pairs,
-            )
             (loss / cfg.grad_accum).backward()
             acc += float(loss.detach()) / cfg.grad_accum
         torch.nn.utils.clip_grad_norm_(params, 1.0)

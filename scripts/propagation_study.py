@@ -31,9 +31,10 @@ import torch
 from logrerank.config import ScoreConfig
 from logrerank.graph import NUM_RELATIONS, build_graph, relation_name
 from logrerank.losses import aligned_pool_loss
+from logrerank.metrics import ndcg_at_k
 from logrerank.pipeline import LoGReranker
-from logrerank.scoring import duplicate_groups
-from logrerank.train import evaluate_encoded, node_grades, text_best_grade
+from logrerank.scoring import apply_adjustments, duplicate_groups
+from logrerank.train import aligned_targets, evaluate_encoded, node_grades
 
 
 def relation_features(enc, graph_cfg) -> torch.Tensor:
@@ -52,69 +53,63 @@ def relation_features(enc, graph_cfg) -> torch.Tensor:
 
 
 def pool_loss(ex, enc, feats, w, score: ScoreConfig, terms: str = "both") -> torch.Tensor | None:
-    gold = set(ex.gold_doc_ids)
-    pos = torch.tensor([d.doc_id in gold for d in ex.candidates])
-    pos &= torch.bincount(enc.passage_of, minlength=pos.numel()) > 0
-    if not bool(pos.any()):
+    """``aligned_pool_loss`` of ``l + F w`` (``terms="passage"``: without the sentence term)."""
+    t = aligned_targets(ex, enc, score)
+    if t is None:
         return None
-    texts = [s.text for s in enc.sentences]
-    labelled = any(d in ex.gold_sentences for d in gold)
-    sent = None
-    if labelled and terms != "passage":
-        sent = text_best_grade((node_grades(ex, enc) == 2).float(), texts) > 0
-    head = enc.local_logits - enc.prior_logits
+    sent = None if terms == "passage" else t.sentence_positive
     logits = enc.local_logits.float() + feats @ w
     return aligned_pool_loss(
-        logits, enc.passage_of, pos, sent,
-        duplicate_groups(texts) if score.merge_duplicates else None,
-        head, score.passage_weight, score.head_weight,
+        logits, enc.passage_of, t.passage_positive, sent, t.groups, t.head,
+        score.passage_weight, score.head_weight,
     )  # fmt: skip
 
 
 class FastNDCG:
     """nDCG@10 (passage by best sentence, + sentence level where labelled) of ``l + F w`` over
-    many pools, vectorised per pool: a direct objective for searching the 8 weights (the
-    reported figures always come from ``evaluate_encoded``)."""
+    many pools: a direct objective for searching the 8 weights (the reported figures always
+    come from ``evaluate_encoded``)."""
 
     def __init__(self, items, score: ScoreConfig):
         self.pools, self.score = [], score
         for ex, enc, f in items:
             gold = set(ex.gold_doc_ids)
-            prel = torch.tensor([d.doc_id in gold for d in ex.candidates], dtype=torch.float)
-            texts = [s.text for s in enc.sentences]
+            pgold = [p for p, d in enumerate(ex.candidates) if d.doc_id in gold]
             labelled = any(d in ex.gold_sentences for d in gold)
-            srel = (node_grades(ex, enc) == 2).float() if labelled else None
-            groups = duplicate_groups(texts) if score.merge_duplicates else None
+            sgold = (node_grades(ex, enc) == 2).nonzero().squeeze(1).tolist() if labelled else []
+            groups = duplicate_groups([s.text for s in enc.sentences])
             head = enc.local_logits - enc.prior_logits
-            base = enc.local_logits.float() - (1.0 - score.head_weight) * head
-            self.pools.append((base, f, enc.passage_of, groups, prel, srel))
-
-    @staticmethod
-    def ndcg(scores: torch.Tensor, rel: torch.Tensor, k: int = 10) -> float:
-        if rel.sum() <= 0:
-            return 0.0
-        order = torch.argsort(scores, descending=True, stable=True)[:k]
-        disc = 1.0 / torch.log2(torch.arange(2, order.numel() + 2, dtype=torch.float))
-        dcg = float((rel[order] * disc).sum())
-        ideal = float(disc[: int(min(k, rel.sum()))].sum())
-        return dcg / ideal
+            self.pools.append(
+                (
+                    enc.local_logits.float(),
+                    head,
+                    f,
+                    enc.passage_of,
+                    groups,
+                    len(ex.candidates),
+                    pgold,
+                    sgold,
+                )
+            )
 
     def __call__(self, w: torch.Tensor) -> float:
-        from logrerank.scoring import group_mean
-
-        total = 0.0
-        for base, f, passage_of, groups, prel, srel in self.pools:
-            x = base + f @ w
-            if groups is not None:
-                x = group_mean(x, groups)
-            if self.score.passage_weight:
-                x = x + self.score.passage_weight * group_mean(x, passage_of)
-            best = torch.full((prel.numel(),), float("-inf")).scatter_reduce(
+        sc, total = self.score, 0.0
+        for local, head, f, passage_of, groups, P, pgold, sgold in self.pools:
+            x = apply_adjustments(
+                local + f @ w, passage_of, groups if sc.merge_duplicates else None,
+                sc.passage_weight, head, sc.head_weight,
+            )  # fmt: skip
+            best = torch.full((P,), float("-inf")).scatter_reduce(
                 0, passage_of, x, reduce="amax", include_self=True
             )
-            total += self.ndcg(best, prel)
-            if srel is not None:
-                total += self.ndcg(x, srel)
+            if pgold:
+                total += ndcg_at_k(
+                    torch.argsort(best, descending=True, stable=True).tolist(), pgold, 10
+                )
+            if sgold:
+                total += ndcg_at_k(
+                    torch.argsort(x, descending=True, stable=True).tolist(), sgold, 10
+                )
         return 100.0 * total / len(self.pools)
 
 

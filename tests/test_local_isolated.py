@@ -274,7 +274,8 @@ def test_pack_segments_next_fit_query_once_and_long_segments() -> None:
     )
     plan = pack_segments(span, ids, width=6)
     assert len(plan.groups) == 1
-    rows, cols, src = plan.groups[0]
+    rows, cols, src, is_long = plan.groups[0]
+    assert not is_long
     # computed: q0 -> row 0 cols 0-2; A -> row 1 cols 0-3; B -> row 1 cols 4-5; C -> row 2 cols 0-5
     assert rows.tolist() == [0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]
     assert cols.tolist() == [0, 1, 2, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5]
@@ -285,6 +286,10 @@ def test_pack_segments_next_fit_query_once_and_long_segments() -> None:
     assert len(long.groups) == 2
     assert long.groups[1][0].tolist() == [0] * 6 and long.groups[1][1].tolist() == list(range(6))
     assert long.token_group.tolist() == [0] * 12 + [1] * 6
+    assert long.groups[1][3]  # the long-segment group
+    every = pack_segments(span, ids, width=1)  # every segment is long: one group, numbered 0
+    assert len(every.groups) == 1 and every.groups[0][3]
+    assert every.token_group.tolist() == [0] * 18
     other = ids.clone()
     other[1, 1] = 99  # different queries: both are computed
     assert pack_segments(span, other, width=6).groups[0][2].numel() == 18
