@@ -1,4 +1,4 @@
-"""logrerank Gradio app: layout and event wiring only (handlers live in logrerank.ui).
+"""logrerank Gradio app: layout and event wiring only (handlers live in logrerank.app.handlers).
 
 Run ``python app.py`` (serves on 127.0.0.1:7860, offline, no share link, no analytics). The
 ``demo`` Blocks object is built at import time so tests can launch it.
@@ -17,7 +17,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import gradio as gr  # noqa: E402
 
-from logrerank import ui  # noqa: E402
+from logrerank.app import handlers as ui  # noqa: E402
 from logrerank.memory import freeze_startup_objects  # noqa: E402
 
 BACKEND = ui.Backend.load()  # models loaded once per process

@@ -131,7 +131,7 @@ def _load_eval_examples(args: argparse.Namespace):
 def _cmd_eval(args: argparse.Namespace) -> int:
     import time
 
-    from .evaluate import MULTI_HOP, write_results
+    from .evaluation.evaluate import MULTI_HOP, write_results
     from .rankers import Models, build_rankers
 
     name, examples, stats = _load_eval_examples(args)
@@ -158,7 +158,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         models.log.passage_cache_mb = passage_cache_mb
     rankers = build_rankers(names, models)
     coverage = (2, 3, 5) if name in MULTI_HOP else ()
-    from .evaluate import evaluate, results_markdown
+    from .evaluation.evaluate import evaluate, results_markdown
 
     t0 = time.perf_counter()
     result = evaluate(examples, rankers, k=args.k, coverage_ks=coverage, progress=not args.quiet)
@@ -191,7 +191,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if not Path(args.config).is_file():
         raise InputError(f"config file {args.config} not found")
     if args.task in ("local", "global"):
-        from .train import TrainConfig, train_global, train_local
+        from .training.stages import TrainConfig, train_global, train_local
 
         cfg = TrainConfig.load(args.config)
         for item in args.set or []:
@@ -209,11 +209,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
             raise InputError(f"{args.config} is a {cfg.stage!r} config, not {args.task!r}")
         summary = train_local(cfg) if args.task == "local" else train_global(cfg)
     elif args.task == "roles":
-        from .roles import train_roles
+        from .models.role_tagger import train_roles
 
         summary = train_roles(args.config)
     else:
-        from .train_ce import train_crossencoder
+        from .training.cross_encoder import train_crossencoder
 
         summary = train_crossencoder(args.config)
     print(_json.dumps(summary, indent=1, default=str))

@@ -17,7 +17,6 @@ import contextlib
 import copy
 import dataclasses
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
 from .local import LocalScorer, SegmentCache, batches, collate, tokenize
 from .memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
+from .resources import checkpoint_dir
 from .scoring import adjust_logits
 from .segment import passage_spans
 from .types import GraphEdge, InputError, Passage, Ranking, ScoredSentence
@@ -59,9 +59,7 @@ class CheckpointError(RuntimeError):
 
 def default_checkpoint_dir() -> Path:
     """Where the bundled LoG checkpoint lives (``$LOGRERANK_CHECKPOINTS`` overrides)."""
-    root = os.environ.get("LOGRERANK_CHECKPOINTS")
-    base = Path(root) if root else Path(__file__).resolve().parents[1] / "checkpoints"
-    return base / "log-reranker"
+    return checkpoint_dir("log-reranker")
 
 
 @dataclass

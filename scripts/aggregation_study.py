@@ -36,7 +36,7 @@ def _logit(p: float) -> float:
 
 
 def collect(name: str, examples, model, bi, path: Path) -> list[dict]:
-    from logrerank.evaluate import example_passages
+    from logrerank.evaluation.evaluate import example_passages
 
     if path.exists():
         return json.loads(path.read_text())
@@ -237,7 +237,7 @@ def main() -> None:
         from logrerank.baselines.bi_encoder import BiEncoder, BiEncoderRanker
         from logrerank.data.pools import load_benchmark
         from logrerank.pipeline import LoGReranker
-        from logrerank.train import held_out
+        from logrerank.training.stages import held_out
 
         model = LoGReranker.from_pretrained(args.checkpoint)
         bi = BiEncoderRanker("sentence", BiEncoder()) if args.bi else None

@@ -14,7 +14,7 @@ import statistics
 from collections import Counter
 
 from logrerank.data import pools
-from logrerank.evaluate import example_passages
+from logrerank.evaluation.evaluate import example_passages
 from logrerank.rankers import Models, build_rankers
 
 

@@ -31,10 +31,10 @@ import torch
 from logrerank.config import ScoreConfig
 from logrerank.graph import NUM_RELATIONS, build_graph, relation_name
 from logrerank.losses import aligned_pool_loss
-from logrerank.metrics import ndcg_at_k
+from logrerank.evaluation.metrics import ndcg_at_k
 from logrerank.pipeline import LoGReranker
 from logrerank.scoring import apply_adjustments, duplicate_groups
-from logrerank.train import aligned_targets, evaluate_encoded, node_grades
+from logrerank.training.stages import aligned_targets, evaluate_encoded, node_grades
 
 
 def relation_features(enc, graph_cfg) -> torch.Tensor:

@@ -32,7 +32,7 @@ from safetensors.torch import load_file, save_file
 from logrerank.config import ScoreConfig
 from logrerank.data.pools import load_benchmark
 from logrerank.pipeline import Encoded, LoGReranker
-from logrerank.train import (
+from logrerank.training.stages import (
     TrainConfig,
     encode_pools,
     evaluate_encoded,
@@ -102,7 +102,7 @@ def heldout_losses(model, exs, encs) -> dict[str, float]:
     pools: does the training objective go down where nDCG goes down?"""
     from logrerank.graph import build_graph
     from logrerank.losses import pairwise_global_loss, preference_pairs, softmax_pool_loss
-    from logrerank.train import node_grades, pool_targets
+    from logrerank.training.stages import node_grades, pool_targets
 
     model.global_model.eval()
     pair, lw = [], []

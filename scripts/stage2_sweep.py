@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from logrerank.train import TrainConfig, evaluate_encoded, fit_global, prepare_global
+from logrerank.training.stages import TrainConfig, evaluate_encoded, fit_global, prepare_global
 
 SETTINGS = {  # name -> TrainConfig overrides
     "paper-lr3e-4-ep8": {"pairs": "paper", "lr": 3e-4, "epochs": 8},

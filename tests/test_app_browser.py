@@ -95,7 +95,7 @@ def graph_frame(page):
 
 
 def expected_sentences(name: str) -> int:
-    from logrerank import ui
+    from logrerank.app import handlers as ui
     from logrerank.segment import passage_spans
 
     _, text = ui.load_example(name)
@@ -173,7 +173,7 @@ def test_knob_change_updates_without_reencoding(page):
 
 
 def test_enter_in_question_runs(page):
-    from logrerank import ui
+    from logrerank.app import handlers as ui
 
     q, text = ui.load_example(next(iter(ui.list_examples())))
     page.fill("#passages textarea", text)
@@ -225,7 +225,7 @@ def test_malformed_upload_shows_an_error(page, tmp_path):
 def test_gradio_client_api(app_url):
     from gradio_client import Client
 
-    from logrerank import ui
+    from logrerank.app import handlers as ui
 
     q, text = ui.load_example(next(iter(ui.list_examples())))
     client = Client(app_url, verbose=False)

@@ -1,4 +1,4 @@
-"""Tests for logrerank.metrics (LoG-Reranker paper, App. A definitions)."""
+"""Tests for logrerank.evaluation.metrics (LoG-Reranker paper, App. A definitions)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from logrerank.metrics import (
+from logrerank.evaluation.metrics import (
     average_precision_at_k,
     coverage_at_k,
     evaluate_query,

@@ -1,4 +1,4 @@
-"""Tests for logrerank.roles: the sentence role tagger (background / method / result).
+"""Tests for logrerank.models.role_tagger: the sentence role tagger (background / method / result).
 
 Fast tests use a tiny random 3-layer BERT with the real packaged tokenizer (the top layer is the
 "fine-tuned" part). Tests marked ``data`` need the public datasets and the shipped checkpoint
@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from logrerank.config import ROLE_NAMES, ConfigError
-from logrerank.roles import (
+from logrerank.models.role_tagger import (
     CONFIG_NAME,
     IGNORE,
     WEIGHTS_NAME,

@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from logrerank import train as tr
+from logrerank.training import stages as tr
 from logrerank.data.readers import default_data_root
 from logrerank.data.schema import Doc, Example
 from logrerank.data.silver import (

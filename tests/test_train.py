@@ -9,7 +9,7 @@ import pytest
 import torch
 from conftest import tiny_config
 
-from logrerank import train as tr
+from logrerank.training import stages as tr
 from logrerank.data.schema import Doc, Example
 
 

@@ -1,4 +1,4 @@
-"""Cross-encoder training (logrerank.train_ce): config, loss, tiny training, resume, delta."""
+"""Cross-encoder training (logrerank.training.cross_encoder): config, loss, tiny training, resume, delta."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from logrerank.data.schema import Doc, Example
-from logrerank.train_ce import (
+from logrerank.training.cross_encoder import (
     DELTA_META,
     DELTA_WEIGHTS,
     CrossEncoderTrainConfig,
@@ -250,7 +250,7 @@ def test_delta_rejects_other_base(tiny_base, tmp_path, tokenizer):
 
 
 def test_main_runs_from_config(tiny_base, tmp_path, monkeypatch, capsys):
-    import logrerank.train_ce as tce
+    import logrerank.training.cross_encoder as tce
 
     data = _toy_data()
     monkeypatch.setattr(tce, "load_train_queries", lambda cfg: data)

@@ -1,4 +1,4 @@
-"""App handlers (logrerank.ui) and renderers (logrerank.viz), called directly on the tiny model."""
+"""App handlers (logrerank.app.handlers) and renderers (logrerank.app.viz), called directly on the tiny model."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from logrerank import ui, viz
+from logrerank.app import handlers as ui
+from logrerank.app import viz
 from logrerank.io import read_passages_file
 from logrerank.segment import passage_spans
 

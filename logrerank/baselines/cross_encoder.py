@@ -41,6 +41,7 @@ from ..backbone import (
 )
 from ..io import normalize_passages
 from ..memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
+from ..resources import checkpoint_dir
 from ..segment import passage_spans
 from ..types import InputError, Passage, Ranking, ScoredPassage, ScoredSentence
 from .base import Ranker, minmax
@@ -60,12 +61,10 @@ def default_checkpoint_dir() -> Path:
     """Where the project's trained cross-encoder lives.
 
     ``$LOGRERANK_CHECKPOINTS/cross-encoder`` when the variable is set, else
-    ``<repo>/checkpoints/cross-encoder``. It is used by ``CrossEncoder(None)`` only when it
+    the copy bundled in the package (:func:`logrerank.resources.checkpoint_dir`). It is used by ``CrossEncoder(None)`` only when it
     holds a ``config.json``.
     """
-    root = os.environ.get("LOGRERANK_CHECKPOINTS")
-    base = Path(root) if root else Path(__file__).resolve().parents[2] / "checkpoints"
-    return base / "cross-encoder"
+    return checkpoint_dir("cross-encoder")
 
 
 def _head_missing(loading_info: dict[str, Any] | None) -> bool:
@@ -292,7 +291,7 @@ def _load_model(path: str) -> tuple[torch.nn.Module, bool]:
         raise CrossEncoderError(f"cross-encoder folder {path!r} does not exist")
     if p.is_dir() and (p / "logrerank_delta.json").is_file():
         # Project delta checkpoint: packaged backbone + stored top layers/head (train_ce.py).
-        from ..train_ce import load_delta_checkpoint
+        from ..training.cross_encoder import load_delta_checkpoint
 
         try:
             return load_delta_checkpoint(p), False

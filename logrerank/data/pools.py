@@ -47,6 +47,7 @@ from logrerank.data.readers import (
     read_scifact,
 )
 from logrerank.data.schema import Doc, Example
+from logrerank.resources import CACHE_ENV_VAR, cache_dir  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
@@ -63,8 +64,6 @@ BM25_PARAMS: dict[str, Any] = {
     "lower": True,
     "stemmer": None,
 }
-#: Environment variable that overrides the pool cache directory.
-CACHE_ENV_VAR = "LOGRERANK_CACHE"
 
 #: Benchmark name -> (default split, splits available in the public data).
 BENCHMARKS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -81,12 +80,9 @@ def default_cache_dir() -> Path:
     """Directory for cached pools.
 
     Returns:
-        ``$LOGRERANK_CACHE/pools`` when that variable is set, else ``<repo>/.cache/pools``.
+        ``$LOGRERANK_CACHE/pools`` when that variable is set, else ``.cache/pools`` in the working directory.
     """
-    env = os.environ.get(CACHE_ENV_VAR, "").strip()
-    if env:
-        return Path(env).expanduser() / "pools"
-    return Path(__file__).resolve().parents[2] / ".cache" / "pools"
+    return cache_dir()
 
 
 def doc_index_text(doc: Doc) -> str:

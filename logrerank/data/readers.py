@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from logrerank.data.schema import Doc, Example, RoleExample
+from logrerank.resources import DATA_ENV_VAR, data_root  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
-#: Environment variable that overrides :func:`default_data_root`.
-DATA_ENV_VAR = "LOGRERANK_DATA"
 
 # ---------------------------------------------------------------------------------------------
 # Label mappings to background / method / result
@@ -222,15 +221,11 @@ def default_data_root() -> Path:
     """Where the public datasets live by default.
 
     Returns:
-        ``$LOGRERANK_DATA`` when that variable is set and non-empty, else
-        ``<repo>/../shared/data``, where ``<repo>`` is the directory that holds the
-        ``logrerank`` package. The path is returned whether or not it exists.
+        ``$LOGRERANK_DATA`` when that variable is set and non-empty, else ``../shared/data``
+        from the working directory (:func:`logrerank.resources.data_root`). The path is
+        returned whether or not it exists.
     """
-    env = os.environ.get(DATA_ENV_VAR, "").strip()
-    if env:
-        return Path(env).expanduser()
-    repo = Path(__file__).resolve().parents[2]
-    return (repo.parent / "shared" / "data").resolve()
+    return data_root()
 
 
 _PYSBD_SEGMENTER: Any = None

@@ -38,11 +38,12 @@ from typing import Any
 
 import torch
 
-from .config import LoGConfig
-from .data.schema import Example
-from .evaluate import example_passages
-from .local import SegmentCache
-from .losses import (
+from ..config import LoGConfig
+from ..data.schema import Example
+from ..evaluation.evaluate import example_passages
+from ..evaluation.metrics import evaluate_query, macro_average
+from ..local import SegmentCache
+from ..losses import (
     aligned_pool_loss,
     drop_duplicate_negatives,
     lambda_pair_loss,
@@ -52,9 +53,8 @@ from .losses import (
     softmax_pool_loss,
     text_best_grade,
 )
-from .metrics import evaluate_query, macro_average
-from .scoring import duplicate_groups
-from .trainutil import (
+from ..scoring import duplicate_groups
+from .common import (
     Progress,
     freeze_encoder_layers,
     load_state,
@@ -173,8 +173,8 @@ def load_train_queries(cfg: TrainConfig, log=sys.stdout) -> tuple[list[Example],
     from their pools and labels silver sentences (:func:`logrerank.data.silver.silver_examples`;
     its pools are therefore smaller than 50); its statistics are printed to ``log``.
     """
-    from .data.pools import load_benchmark
-    from .data.silver import SILVER_SOURCE, pubmedqa_test_ids, silver_examples
+    from ..data.pools import load_benchmark
+    from ..data.silver import SILVER_SOURCE, pubmedqa_test_ids, silver_examples
 
     train, dev = [], []
     for src in cfg.sources:
@@ -228,7 +228,7 @@ class RoleTargets:
         self.cache: dict[str, torch.Tensor] = {}
         if path is None:
             return
-        from .roles import RoleTagger
+        from ..models.role_tagger import RoleTagger
 
         self.tagger = RoleTagger.from_pretrained(None if path == "default" else path)
 
@@ -248,7 +248,7 @@ def local_step_loss(
     model, ex: Example, idx: list[int], roles: RoleTargets, cfg: TrainConfig, cache=None
 ):
     """Loss of one query (eqs. 20-22 + L_cal) on the sampled passages ``idx``."""
-    from .local import collate, tokenize
+    from ..local import collate, tokenize
 
     docs = [ex.candidates[i] for i in idx]
     sents = [list(d.sentences) for d in docs]
@@ -348,7 +348,7 @@ def evaluate_examples(model, examples: list[Example], **switches) -> dict[str, f
 
 def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
     """Stage 1. Returns the run summary (also written to the checkpoint's config.json)."""
-    from .pipeline import LoGReranker
+    from ..pipeline import LoGReranker
 
     set_seed(cfg.seed)
     if cfg.threads:
@@ -591,7 +591,7 @@ def global_pool_loss(model, cfg: TrainConfig, ex: Example, enc, data) -> torch.T
 
 def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sys.stdout) -> int:
     """Train the graph encoder + global scorer on pre-encoded pools; returns the steps run."""
-    from .graph import build_graph
+    from ..graph import build_graph
 
     set_seed(cfg.seed)
     t_start = time.perf_counter()
@@ -635,8 +635,8 @@ def evaluate_encoded(model, examples: list[Example], encs: list, **switches) -> 
 
 def prepare_global(cfg: TrainConfig, log=sys.stdout):
     """Load the frozen stage-1 model, encode train and held-out pools, calibrate tau_sim."""
+    from ..pipeline import LoGReranker
     from .calibrate import graph_stats
-    from .pipeline import LoGReranker
 
     t_start = time.perf_counter()
     model = LoGReranker.from_pretrained(cfg.init)

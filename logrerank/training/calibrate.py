@@ -1,6 +1,6 @@
 """Graph statistics and tau_sim calibration on pools (TRAIN data for calibration).
 
-``python -m logrerank.calibrate --benchmark scifact --split train --limit 100`` encodes each pool
+``python -m logrerank.training.calibrate --benchmark scifact --split train --limit 100`` encodes each pool
 once, then rebuilds the graph for a grid of tau_sim values and prints mean nodes and edges per
 relation type. The paper reports 530.6 nodes and 3,387.3 relation pairs per query on its pools;
 MiniLM's contextual vectors have their own cosine distribution, so tau_sim = 0.75 may give a
@@ -16,7 +16,7 @@ import statistics
 
 import torch
 
-from .graph import build_graph, edge_counts
+from ..graph import build_graph, edge_counts
 
 
 def graph_stats(model, encs, taus: list[float]) -> dict[float, dict[str, float]]:
@@ -37,9 +37,9 @@ def graph_stats(model, encs, taus: list[float]) -> dict[float, dict[str, float]]
 
 
 def main(argv: list[str] | None = None) -> None:
-    from .data.pools import load_benchmark
-    from .evaluate import example_passages
-    from .pipeline import LoGReranker
+    from ..data.pools import load_benchmark
+    from ..evaluation.evaluate import example_passages
+    from ..pipeline import LoGReranker
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--benchmark", default="scifact")

@@ -29,15 +29,16 @@ from typing import Any
 
 import pandas as pd
 
+from ..baselines.cross_encoder import MemoCrossEncoder
+from ..config import ContextConfig, GraphConfig
+from ..io import parse_passages_text, prepare_input, read_passages_file
+from ..resources import package_path
+from ..types import InputError, Passage, Ranking, ScoredSentence, _clean
 from . import viz
-from .baselines.cross_encoder import MemoCrossEncoder
-from .config import ContextConfig, GraphConfig
-from .io import parse_passages_text, prepare_input, read_passages_file
-from .types import InputError, Passage, Ranking, ScoredSentence, _clean
 
 log = logging.getLogger(__name__)
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
+EXAMPLES_DIR = package_path("app", "examples")
 OUT_DIR = Path(tempfile.gettempdir()) / "logrerank-app"
 
 TABLE_COLUMNS = [
@@ -100,14 +101,14 @@ class Backend:
                 run without it (the comparison then shows it as unavailable).
         """
         if log_model is None:
-            from .pipeline import LoGReranker
+            from ..pipeline import LoGReranker
 
             log_model = LoGReranker.from_pretrained()
             log_model.passage_cache_mb = APP_PASSAGE_CACHE_MB
         ce, error = None, None
         if cross_encoder == "default":
             try:
-                from .baselines.cross_encoder import CrossEncoder
+                from ..baselines.cross_encoder import CrossEncoder
 
                 cross_encoder = CrossEncoder(None)
             except Exception as exc:  # degrade visibly, never crash the app
@@ -121,7 +122,7 @@ class Backend:
     def rankers(self) -> dict[str, Any]:
         """Library baselines for the comparison (built once; see :mod:`logrerank.rankers`)."""
         if not self._rankers:
-            from .rankers import Models, build_rankers
+            from ..rankers import Models, build_rankers
 
             names = ["bm25", "bm25-sent", "evidence-graph"]
             if self.cross_encoder is not None:
@@ -131,8 +132,8 @@ class Backend:
 
     def ce_stage(self, blend: float) -> Any:
         """The cross-encoder stage (seed 001) over BM25 with ``blend`` as the CE share."""
-        from .baselines.bm25 import BM25Reranker
-        from .baselines.cross_encoder import CrossEncoderStage
+        from ..baselines.bm25 import BM25Reranker
+        from ..baselines.cross_encoder import CrossEncoderStage
 
         spec = self.cross_encoder if self.cross_encoder is not None else "missing-cross-encoder"
         return CrossEncoderStage(BM25Reranker("passage"), spec, blend_weight=float(blend))
@@ -249,7 +250,7 @@ class Result:
 # ---------------------------------------------------------------------------------- examples
 def list_examples() -> dict[str, Path]:
     """Built-in examples: display name -> JSON file under ``assets/examples``."""
-    folder = ASSETS / "examples"
+    folder = EXAMPLES_DIR
     return {p.stem.replace("_", " "): p for p in sorted(folder.glob("*.json"))}
 
 

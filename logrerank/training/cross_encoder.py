@@ -12,7 +12,7 @@ candidates (LoG's ``train.py`` samples among the top ``2 * negatives``; the ship
 whole pool, see its model card). A candidate whose shown text equals a gold's
 (Citation-Integrity repeats passages under different ids) is never a negative. A fraction
 ``dev_fraction`` of the TRAIN queries, chosen by a hash of ``"<source>:<qid>"`` (same rule as
-``logrerank.train.held_out``), is held out for model selection and the reported held-out
+``logrerank.training.stages.held_out``), is held out for model selection and the reported held-out
 numbers. SciFact dev and Citation-Integrity dev are never read here: they are the benchmarks.
 
 Loss per group: listwise softmax cross-entropy over its passages with a uniform target over the
@@ -29,7 +29,7 @@ checkpoint folder therefore stores only what differs from the packaged backbone:
 :func:`load_delta_checkpoint` rebuilds the full model: the base weights, then the stored
 tensors on top. About 15 MB instead of 90 MB for a full fp32 MiniLM.
 
-Run: ``python -m logrerank.train_ce --config configs/crossencoder.json``. Training is resumable
+Run: ``python -m logrerank.training.cross_encoder --config configs/crossencoder.json``. Training is resumable
 (state under ``state_dir``: trainable tensors, AdamW moments and the step, safetensors + JSON),
 seeded, prints progress with an ETA, and stops at ``max_minutes`` if given.
 """
@@ -53,12 +53,13 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from .backbone import PACKAGED, load_tokenizer, resolve
-from .baselines.base import minmax
-from .baselines.cross_encoder import pair_text
-from .data.schema import Example
-from .metrics import evaluate_query, macro_average
-from .trainutil import (
+from ..backbone import PACKAGED, load_tokenizer, resolve
+from ..baselines.base import minmax
+from ..baselines.cross_encoder import pair_text
+from ..data.schema import Example
+from ..evaluation.metrics import evaluate_query, macro_average
+from ..types import Passage
+from .common import (
     Progress,
     freeze_encoder_layers,
     load_state,
@@ -66,7 +67,6 @@ from .trainutil import (
     save_state,
     set_seed,
 )
-from .types import Passage
 
 DELTA_WEIGHTS = "delta.safetensors"
 """File name of the stored (trained) tensors in a delta checkpoint."""
@@ -202,7 +202,7 @@ class CrossEncoderTrainConfig:
 def held_out(key: str, fraction: float) -> bool:
     """Deterministic held-out split of TRAIN queries by ``sha256("<source>:<qid>")``.
 
-    The same rule as ``logrerank.train.held_out``, so LoG and the cross-encoder hold out the
+    The same rule as ``logrerank.training.stages.held_out``, so LoG and the cross-encoder hold out the
     same queries.
     """
     h = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
@@ -211,7 +211,7 @@ def held_out(key: str, fraction: float) -> bool:
 
 def load_train_queries(cfg: CrossEncoderTrainConfig) -> tuple[list[Example], list[Example]]:
     """``(train, held_out)`` examples with their 50-candidate pools, from TRAIN splits only."""
-    from .data.pools import load_benchmark
+    from ..data.pools import load_benchmark
 
     train: list[Example] = []
     dev: list[Example] = []
@@ -485,7 +485,7 @@ def load_delta_checkpoint(path: str | Path, check_base: bool = True) -> torch.nn
 
 # ----------------------------------------------------------------------------- scoring
 def _autocast(device: torch.device, enabled: bool) -> contextlib.AbstractContextManager[Any]:
-    from .backbone import bf16_supported
+    from ..backbone import bf16_supported
 
     if enabled and bf16_supported(device):
         return torch.autocast(device.type, dtype=torch.bfloat16)
@@ -773,8 +773,8 @@ def train_crossencoder(config_path: str | Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m logrerank.train_ce --config configs/crossencoder.json [--fresh]``."""
-    ap = argparse.ArgumentParser(prog="python -m logrerank.train_ce", description=__doc__)
+    """``python -m logrerank.training.cross_encoder --config configs/crossencoder.json [--fresh]``."""
+    ap = argparse.ArgumentParser(prog="python -m logrerank.training.cross_encoder", description=__doc__)
     ap.add_argument("--config", required=True, help="JSON run config")
     ap.add_argument("--fresh", action="store_true", help="discard saved state, start over")
     ap.add_argument("--summary", help="also write the run summary JSON here")

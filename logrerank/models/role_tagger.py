@@ -51,10 +51,11 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
-from . import backbone as bb
-from .config import ROLE_NAMES, ConfigError, check_field
-from .local import Window, batches, collate, tokenize
-from .trainutil import (
+from .. import backbone as bb
+from ..config import ROLE_NAMES, ConfigError, check_field
+from ..local import Window, batches, collate, tokenize
+from ..resources import checkpoint_dir
+from ..training.common import (
     Progress,
     freeze_encoder_layers,
     load_state,
@@ -180,10 +181,8 @@ class RoleTaggerConfig:
 
 def default_checkpoint_dir() -> Path:
     """``<checkpoints root>/role-tagger``; the root is ``$LOGRERANK_CHECKPOINTS`` when set,
-    else ``checkpoints/`` of the repository."""
-    root = os.environ.get("LOGRERANK_CHECKPOINTS", "").strip()
-    base = Path(root).expanduser() if root else Path(__file__).resolve().parents[1] / "checkpoints"
-    return base / "role-tagger"
+    else the package's bundled copy."""
+    return checkpoint_dir("role-tagger")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -569,7 +568,7 @@ RoleDocs = tuple[list[list[str]], list[list[str | None]]]  # (sentences per doc,
 
 
 def _data_root(data_root: str | os.PathLike[str] | None) -> Path:
-    from .data.readers import default_data_root
+    from ..data.readers import default_data_root
 
     return Path(data_root) if data_root else default_data_root()
 
@@ -588,7 +587,7 @@ def load_role_split(
     Raises:
         FileNotFoundError: the split's file is absent. ValueError: unknown dataset/split.
     """
-    from .data.readers import read_csabstruct, read_nicta, read_pubmedqa
+    from ..data.readers import read_csabstruct, read_nicta, read_pubmedqa
 
     root = _data_root(data_root)
     if dataset == "pubmedqa":
@@ -897,7 +896,7 @@ def _command() -> str:
     """The command line of this process, as a user would type it."""
     prog = Path(sys.argv[0]).name if sys.argv else "python"
     if prog in ("roles.py", "__main__.py", "-m"):
-        prog = "python -m logrerank.roles"
+        prog = "python -m logrerank.models.role_tagger"
     return " ".join([prog, *sys.argv[1:]])
 
 
@@ -1034,9 +1033,9 @@ def train_roles(config_path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m logrerank.roles --config configs/roles.json`` (train) or
-    ``python -m logrerank.roles --evaluate [CHECKPOINT]`` (test-split metrics as JSON)."""
-    parser = argparse.ArgumentParser(prog="python -m logrerank.roles", description=__doc__)
+    """``python -m logrerank.models.role_tagger --config configs/roles.json`` (train) or
+    ``python -m logrerank.models.role_tagger --evaluate [CHECKPOINT]`` (test-split metrics as JSON)."""
+    parser = argparse.ArgumentParser(prog="python -m logrerank.models.role_tagger", description=__doc__)
     g = parser.add_mutually_exclusive_group(required=True)
     g.add_argument("--config", help="train from this JSON run config")
     g.add_argument(

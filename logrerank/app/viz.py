@@ -23,8 +23,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from .config import ROLE_NAMES
-from .types import GraphEdge, Ranking, ScoredSentence
+from ..config import ROLE_NAMES
+from ..types import GraphEdge, Ranking, ScoredSentence
 
 ROLE_COLORS: dict[str, str] = {
     "background": "#4C78A8",

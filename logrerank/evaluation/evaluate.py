@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .data.schema import Example
+from ..data.schema import Example
 from .metrics import evaluate_query, macro_average
 
 MULTI_HOP = {"hotpotqa", "musique"}
