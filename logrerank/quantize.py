@@ -1,4 +1,4 @@
-"""int8 dynamic quantisation of the transformer layers, for CPU inference (issue 6.4).
+"""int8 dynamic quantisation of the transformer layers, for CPU inference.
 
 ``torch.ao.quantization.quantize_dynamic`` replaces every ``nn.Linear`` of a module with a
 dynamically quantised one: int8 weights (per tensor), activations quantised on the fly per
@@ -8,7 +8,7 @@ switch autocast off (:func:`quantize_log_reranker`, :func:`quantize_cross_encode
 
 The quantised copy is for inference: it cannot be trained nor saved with ``save_pretrained``.
 Every use must report its quality change against the fp32 run (``logrerank eval``); the
-project's rule is at most 0.2 nDCG@10 below fp32.
+project's rule is at most 0.2 nDCG@10 below fp32 (figures in bench/README.md).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def quantize_log_reranker(model: Any) -> dict[str, int]:
 
 
 def quantize_cross_encoder(ce: Any) -> dict[str, int]:
-    """Quantise a :class:`~logrerank.baselines.cross_encoder.CrossEncoder` in place.
+    """Quantise a :class:`~logrerank.models.cross_encoder.CrossEncoder` in place.
 
     Every Linear of the sequence classifier (encoder and head) is quantised and autocast is
     switched off (``ce.autocast = None``).

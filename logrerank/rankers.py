@@ -22,9 +22,9 @@ RANKERS: dict[str, str] = {
     "bi-encoder-passage": "zero-shot all-MiniLM-L6-v2 cosine per passage",
     "cross-encoder": "cross-encoder on (query, passage)",
     "cross-encoder-sent": "cross-encoder on (query, sentence); passage = best sentence",
-    "ce-stage": "seed 001: cross-encoder over the BM25 top 25, min-max blended 0.5/0.5",
-    "evidence-graph": "seed 002 greedy selector with BM25 relevance",
-    "evidence-graph-ce": "seed 002 greedy selector with cross-encoder relevance",
+    "ce-stage": "the cross-encoder stage: BM25 top 25 rescored, min-max blended 0.5/0.5",
+    "evidence-graph": "the evidence-graph selector (greedy) with BM25 relevance",
+    "evidence-graph-ce": "the evidence-graph selector (greedy) with cross-encoder relevance",
     "log": "LoG-Reranker (local + graph)",
     "log-local": "LoG ablation: local scores only (no graph)",
     "log-nocross": "LoG ablation: no cross-passage edges",
@@ -101,7 +101,8 @@ class Models:
     @property
     def cross_encoder(self):
         if self._ce is None:
-            from .baselines.cross_encoder import CrossEncoder, MemoCrossEncoder
+            from .baselines.cross_encoder import MemoCrossEncoder
+            from .models.cross_encoder import CrossEncoder
 
             ce = CrossEncoder(self.cross_encoder_path, device=self.device)
             self._ce = MemoCrossEncoder.wrap(ce) if self.memo_cross_encoder else ce
@@ -119,7 +120,7 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
     def ce_model():
         try:
             return models.cross_encoder
-        except Exception:  # fail lazily, at rank time, where callers degrade visibly (seed 001)
+        except Exception:  # fail lazily, at rank time, where callers degrade visibly
             return models.cross_encoder_path or "packaged:all-MiniLM-L6-v2-missing"
 
     def ce(level: str):
@@ -128,7 +129,7 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
         return CrossEncoderRanker(ce_model(), level=level)
 
     def stage():
-        from .baselines.cross_encoder import CrossEncoderStage
+        from .baselines.cross_encoder_stage import CrossEncoderStage
 
         return CrossEncoderStage(BM25Reranker("passage"), ce_model())
 

@@ -104,7 +104,7 @@ class Ranking:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (non-finite floats become None)."""
-        return _clean(dataclasses.asdict(self))
+        return json_safe(dataclasses.asdict(self))
 
     @classmethod
     def from_sentence_scores(
@@ -162,11 +162,13 @@ class Ranking:
         return cls(query, passages, ranker, passages_ranked=ranked, **kwargs)
 
 
-def _clean(obj: Any) -> Any:
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every non-finite float replaced by None, dict keys as strings and tuples as
+    lists, so that strict JSON can hold it (``NaN`` / ``Infinity`` are not JSON)."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
+        return {str(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
+        return [json_safe(v) for v in obj]
     return obj

@@ -10,7 +10,7 @@ import pytest
 from logrerank.baselines.base import Ranker, minmax
 from logrerank.baselines.bm25 import BM25Reranker, bm25_scores, lexical_signal
 from logrerank.cli import main
-from logrerank.data.readers import default_data_root
+from logrerank.data.common import default_data_root
 from logrerank.data.schema import Doc, Example
 from logrerank.evaluation.evaluate import evaluate, results_markdown, write_results
 from logrerank.rankers import RANKERS, FirstPassRanker, build_rankers

@@ -1,5 +1,6 @@
-"""Smoke tests of the benchmark tooling (issue 6): the int8 quantisation helper,
-``bench/speed.py`` (and ``logrerank bench``) and ``bench/scaling.py`` on the tiny model.
+"""Smoke tests of the benchmark tooling: the int8 quantisation helper, the speed benchmark
+(:mod:`logrerank.evaluation.speed`, ``logrerank bench`` and ``bench/speed.py``) and
+``bench/scaling.py`` on the tiny model.
 
 Everything runs on the tiny random BERT of conftest.py with a handful of short synthetic
 passages; only the test marked ``data`` reads ../shared/data (skipped without it).
@@ -17,7 +18,12 @@ import torch
 from torch import nn
 
 from logrerank.cli import build_parser, main
-from logrerank.data.readers import default_data_root
+from logrerank.data.common import default_data_root
+from logrerank.evaluation import speed
+from logrerank.evaluation.peak_memory import Memory
+from logrerank.evaluation.speed_inputs import scifact_pools, synthetic_pools
+from logrerank.evaluation.speed_report import LOG_STAGES, TARGETS, analyse, check_targets, summary
+from logrerank.evaluation.speed_runs import clear_memos, run_log
 from logrerank.quantize import (
     QuantizationError,
     count_linear,
@@ -36,13 +42,14 @@ PASSAGES = [
 
 
 def _load(name: str):
+    """A bench/ script as a module (bench/ is not a package)."""
     spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-speed = _load("speed")
+speed_script = _load("speed")
 scaling = _load("scaling")
 
 
@@ -54,7 +61,7 @@ def tiny_ckpt(make_tiny_model, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def tiny_ce(tiny_dir):
-    from logrerank.baselines.cross_encoder import CrossEncoder
+    from logrerank.models.cross_encoder import CrossEncoder
 
     return CrossEncoder(str(tiny_dir), device="cpu", precision="fp32")
 
@@ -108,7 +115,7 @@ def test_quantize_log_reranker_close_to_fp32(make_tiny_model):
 
 
 def test_quantize_cross_encoder_close_to_fp32(tiny_dir):
-    from logrerank.baselines.cross_encoder import CrossEncoder
+    from logrerank.models.cross_encoder import CrossEncoder
 
     fp32 = CrossEncoder(str(tiny_dir), device="cpu", precision="fp32")
     q = CrossEncoder(str(tiny_dir), device="cpu", precision="fp32")
@@ -120,25 +127,25 @@ def test_quantize_cross_encoder_close_to_fp32(tiny_dir):
 
 
 # --------------------------------------------------------------------------------------
-# bench/speed.py
+# the speed benchmark (logrerank.evaluation.speed)
 
 
 def test_summary_percentiles():
-    s = speed.summary([4.0, 1.0, 3.0, 2.0])
+    s = summary([4.0, 1.0, 3.0, 2.0])
     assert s["p50"] == pytest.approx(2.5) and s["mean"] == pytest.approx(2.5)
     assert s["p95"] == pytest.approx(3.85) and s["n"] == 4
-    assert speed.summary([])["n"] == 0
+    assert summary([])["n"] == 0
 
 
 def test_synthetic_pools_are_distinct():
-    pools = speed.synthetic_pools(3, passages=5, sentences=2)
+    pools = synthetic_pools(3, passages=5, sentences=2)
     assert len(pools) == 3 and len({q for q, _ in pools}) == 3
     for _, ps in pools:
         assert len(ps) == 5 and len({p["title"] for p in ps}) == 5
 
 
 def test_memory_phases_record_peaks():
-    mem = speed.Memory()
+    mem = Memory()
     with mem.phase("alloc"):
         buf = bytearray(64 * 2**20)
         buf[::4096] = b"x" * len(buf[::4096])  # touch every page
@@ -157,27 +164,27 @@ def test_clear_memos_makes_repeats_pay(tiny_ce):
         cache_key, cache_value = "k", "v"
 
     m = Memo()
-    speed.clear_memos(m)
+    clear_memos(m)
     assert m._memo == {} and m.cache_key is None and m.cache_value is None
 
 
 def test_measure_on_tiny_models(tiny_model, tiny_ce):
-    pools = speed.synthetic_pools(3, passages=4, sentences=2)
+    pools = synthetic_pools(3, passages=4, sentences=2)
     out = speed.measure(pools, tiny_model, tiny_ce, warmup=1)
     rows = out["rows"]
     assert {k: len(v) for k, v in rows.items()} == {"log": 2, "ce": 2, "bm25": 2}
     for r in rows["log"]:
-        assert r["e2e"] >= sum(r[k] for k in speed.LOG_STAGES if k != "overhead")
+        assert r["e2e"] >= sum(r[k] for k in LOG_STAGES if k != "overhead")
         assert r["knob"] > 0 and r["passages"] == 4 and r["tokens"] <= r["padded_tokens"]
     assert all(r["pairs"] == 4 and r["model"] > 0 for r in rows["ce"])
-    a = speed.analyse(rows)
+    a = analyse(rows)
     assert 0 < a["graph_share"] < 1
     assert sum(a["stage_share_of_log"].values()) == pytest.approx(1.0, rel=1e-6)
     assert a["ratios"]["log_over_ce_p50"] > 0
     mem = out["memory"].report()
     assert {"log", "ce", "bm25", "warmup"} <= set(mem["phases"])
-    targets = speed.check_targets(a, mem["process_peak_rss_mb"])
-    assert set(targets) == set(speed.TARGETS)
+    targets = check_targets(a, mem["process_peak_rss_mb"])
+    assert set(targets) == set(TARGETS)
     assert targets["graph_share"]["ok"] in (True, False)
 
 
@@ -196,9 +203,9 @@ def test_run_log_with_the_pool_in_the_passage_cache(tokenizer):
     )
     with pytest.raises(InputError, match="passage cache is off"):
         model.cache_passages(PASSAGES)
-    cold = speed.run_log(model, QUERY, PASSAGES)
+    cold = run_log(model, QUERY, PASSAGES)
     model.passage_cache_mb = 16
-    warm = speed.run_log(model, QUERY, PASSAGES, prefill=True)
+    warm = run_log(model, QUERY, PASSAGES, prefill=True)
     cache = model.__dict__["_kept_cache"][1]
     # every sentence segment hits; the new query misses once, then hits in the other windows
     assert cache.hits == warm["sentences"] + len(PASSAGES) - 1
@@ -220,6 +227,7 @@ def test_speed_script_and_cli_bench(tiny_ckpt, tiny_dir, tmp_path, capsys):
     assert "LoG / cross-encoder" in capsys.readouterr().out
 
     out8 = tmp_path / "int8"
+    assert speed_script.main is speed.main  # bench/speed.py is the package's benchmark
     assert speed.main([*_tiny_args(tiny_ckpt, tiny_dir, out8), "--quantize", "int8"]) == 0
     res8 = json.loads((out8 / "results.json").read_text())
     assert res8["meta"]["quantize"] == "int8"
@@ -249,6 +257,12 @@ def test_cli_bench_options_match_the_script():
     assert cli == script
 
 
+def test_bench_scripts_do_not_import_tests():
+    for path in sorted((ROOT / "bench").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "import tests" not in text and "from tests" not in text, path.name
+
+
 # --------------------------------------------------------------------------------------
 # bench/scaling.py
 
@@ -261,7 +275,7 @@ def test_linear_fit():
 
 
 def test_scaling_worker_in_process(tiny_ckpt, tiny_dir, tmp_path):
-    inputs = [list(p) for p in speed.synthetic_pools(2, passages=3, sentences=2)]
+    inputs = [list(p) for p in synthetic_pools(2, passages=3, sentences=2)]
     for ranker in ("log", "ce"):
         spec = {
             "ranker": ranker, "inputs": inputs, "warmup": 1, "checkpoint": str(tiny_ckpt),
@@ -327,6 +341,6 @@ needs_data = pytest.mark.skipif(
 @pytest.mark.data
 @needs_data
 def test_scifact_pools_have_50_candidates():
-    pools = speed.scifact_pools(2)
+    pools = scifact_pools(2)
     assert len(pools) == 2
     assert all(len(p) == 50 and q for q, p in pools)

@@ -125,3 +125,227 @@ def test_every_field_has_a_default_and_is_serialisable() -> None:
     assert cfg.global_.hidden == 256 and cfg.global_.heads == 4 and cfg.global_.layers == 2
     for section in ("backbone", "local", "graph", "global_", "context"):
         assert dataclasses.is_dataclass(getattr(cfg, section))
+
+
+# ----------------------------------------------------------------------------- overrides
+# Every config class shares logrerank.jsonconfig.JsonConfig: ``override(["field=value"])``
+# parses JSON values, refuses unknown fields and ill-typed or invalid values with a ConfigError
+# that quotes the item (so the field and the bad value), and changes nothing when it refuses.
+
+
+def _configs():
+    from logrerank.models.role_tagger_config import RoleTaggerConfig
+    from logrerank.training.config import TrainConfig
+    from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
+
+    return {
+        "log": LoGConfig,
+        "train": TrainConfig,
+        "crossencoder": CrossEncoderTrainConfig,
+        "roles": RoleTaggerConfig,
+    }
+
+
+REFUSED = {
+    "log": [
+        "bogus=1",  # unknown field
+        "graph.tau=0.5",  # unknown field of a section
+        "nosuch.top_k=3",  # unknown section
+        "graph.top_k=many",  # str for int
+        "graph.top_k=2.5",  # float for int
+        "use_global=1",  # int for bool
+        "precision=fp16",  # not an allowed name
+        "graph.tau_sim=3.0",  # out of range
+        "global.heads=3",  # 256 not divisible by 3
+        "score.head_weight=2",  # out of range
+        "no_equals_sign",
+    ],
+    "train": [
+        "pairs=aligend",  # the misspelt mode the CLI used to let through
+        "stage=locale",
+        'sources=["scifact", "sciface"]',
+        'silver_roles=["results"]',
+        "epochs=zero",
+        "epochs=0",
+        "lr=true",
+        "max_queries=[1]",
+        'max_queries={"scifact": "all"}',
+        "unknown_field=3",
+    ],
+    "crossencoder": [
+        "negatives=many",
+        "negative_depth=1",  # < negatives
+        'sources=["scifact-train"]',
+        "device=tpu",
+        "bf16=yes",
+        "nagetives=3",
+    ],
+    "roles": [
+        "class_weights=balance",
+        'sources=["csabstruct", "pubmed"]',
+        "sources=[]",
+        "max_length=4",
+        "dropout=1.5",
+        "device=gpu",
+        "epochs=2.0",
+        "trainable_layer=2",
+    ],
+}
+
+
+@pytest.mark.parametrize("kind,item", [(k, item) for k, items in REFUSED.items() for item in items])
+def test_override_refuses_bad_items(kind, item) -> None:
+    cfg = _configs()[kind]()
+    before = cfg.to_dict()
+    with pytest.raises(ConfigError) as info:
+        cfg.override([item])
+    message = str(info.value)
+    assert item in message  # names the field and the bad value
+    assert cfg.to_dict() == before  # nothing changed
+
+
+def test_override_names_the_bad_value_in_the_check_message() -> None:
+    from logrerank.training.config import TrainConfig
+
+    with pytest.raises(ConfigError, match="got 'aligend'"):
+        TrainConfig().override(["pairs=aligend"])
+    with pytest.raises(ConfigError, match="'graph.top_k' must be int, got str 'many'"):
+        LoGConfig().override(["graph.top_k=many"])
+
+
+def test_override_applies_typed_values() -> None:
+    from logrerank.models.role_tagger_config import RoleTaggerConfig
+    from logrerank.training.config import TrainConfig
+    from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
+
+    cfg = LoGConfig().override(["graph.tau_sim=1", "global.hidden=64", "device=cpu"])
+    assert cfg.graph.tau_sim == 1.0 and isinstance(cfg.graph.tau_sim, float)
+    assert cfg.global_.hidden == 64 and cfg.device == "cpu"
+    assert LoGConfig().override(["global_.heads=8"]).global_.heads == 8  # the field name too
+    t = TrainConfig().override(["pairs=aligned", "init=runs/x", 'max_queries={"citint": 3}'])
+    assert (t.pairs, t.init, t.max_queries) == ("aligned", "runs/x", {"citint": 3})
+    assert TrainConfig().override(["role_tagger=null"]).role_tagger is None
+    assert CrossEncoderTrainConfig().override(["negatives=3"]).negatives == 3
+    r = RoleTaggerConfig().override(['sources=["nicta"]', "class_weights=none"])
+    assert r.sources == ["nicta"] and r.class_weights == "none"
+    assert RoleTaggerConfig().override([]) == RoleTaggerConfig()
+
+
+@pytest.mark.parametrize("kind", ["log", "train", "crossencoder", "roles"])
+def test_every_config_round_trips_and_refuses_unknown_fields(kind, tmp_path) -> None:
+    cls = _configs()[kind]
+    cfg = cls()
+    cfg.save(tmp_path / "c.json")
+    assert cls.load(tmp_path / "c.json") == cfg
+    with pytest.raises(ConfigError, match="unknown"):
+        cls.from_dict({**cfg.to_dict(), "typo_field": 1})
+    with pytest.raises(ConfigError):
+        cls.from_dict([1])
+
+
+def test_shipped_run_configs_load() -> None:
+    from pathlib import Path
+
+    from logrerank.models.role_tagger_config import RoleTaggerConfig
+    from logrerank.training.config import TrainConfig
+    from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
+
+    configs = Path(__file__).resolve().parents[1] / "configs"
+    for path in sorted(configs.glob("*.json")):
+        if path.name == "crossencoder.json":
+            CrossEncoderTrainConfig.load(path)
+        elif path.name == "roles.json":
+            RoleTaggerConfig.load(path)
+        else:
+            TrainConfig.load(path)
+
+
+def test_benchmark_sources_match_the_pools() -> None:
+    from logrerank.data.pools import BENCHMARKS
+    from logrerank.training.config import BENCHMARK_SOURCES
+
+    assert set(BENCHMARK_SOURCES) == {
+        n for n, (_, splits) in BENCHMARKS.items() if "train" in splits
+    }
+
+
+# ----------------------------------------------------------------------------- run_training
+TASK_CONFIGS = {
+    "local": "local.json",
+    "global": "global.json",
+    "crossencoder": "crossencoder.json",
+    "roles": "roles.json",
+}
+BAD_OVERRIDE = {
+    "local": "pairs=aligend",
+    "global": "pairs=aligend",
+    "crossencoder": "negatives=lots",
+    "roles": "class_weights=balance",
+}
+
+
+def _config_file(task: str):
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[1] / "configs" / TASK_CONFIGS[task]
+
+
+@pytest.mark.parametrize("task", list(TASK_CONFIGS))
+def test_run_training_dry_run_refuses_a_bad_override(task) -> None:
+    from logrerank.training.run import run_training
+
+    bad = BAD_OVERRIDE[task]
+    with pytest.raises(ConfigError, match=bad.split("=")[1]):
+        run_training(task, _config_file(task), [bad], dry_run=True)
+
+
+def test_run_training_refuses_a_config_of_the_other_stage_and_unknown_tasks() -> None:
+    from logrerank.training.run import run_training
+
+    with pytest.raises(ConfigError, match="'local' config, not 'global'"):
+        run_training("global", _config_file("local"), [], dry_run=True)
+    with pytest.raises(ConfigError, match="unknown training task"):
+        run_training("rerank", _config_file("local"), [], dry_run=True)
+
+
+def test_run_training_names_a_missing_data_file(tmp_path, monkeypatch) -> None:
+    from logrerank.training.run import MissingTrainingInputError, run_training
+
+    (tmp_path / "scifact").mkdir()
+    monkeypatch.setenv("LOGRERANK_DATA", str(tmp_path))
+    with pytest.raises(MissingTrainingInputError, match="claims_train.jsonl"):
+        run_training("crossencoder", _config_file("crossencoder"), [], dry_run=True)
+    monkeypatch.setenv("LOGRERANK_DATA", str(tmp_path / "nowhere"))
+    with pytest.raises(MissingTrainingInputError, match="nowhere"):
+        run_training("roles", _config_file("roles"), [], dry_run=True)
+
+
+def test_run_training_names_a_missing_init_checkpoint(tmp_path) -> None:
+    from logrerank.training.run import MissingTrainingInputError, run_training
+
+    missing = tmp_path / "no-stage-1"
+    with pytest.raises(MissingTrainingInputError, match="no-stage-1"):
+        run_training("global", _config_file("global"), [f"init={missing}"], dry_run=True)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("task", list(TASK_CONFIGS))
+def test_run_training_dry_run_returns_the_plan(task, tmp_path) -> None:
+    from logrerank.data.common import default_data_root
+    from logrerank.resources import checkpoint_dir
+    from logrerank.training.run import run_training
+
+    if not default_data_root().is_dir():
+        pytest.skip(f"public data not found at {default_data_root()} (set LOGRERANK_DATA)")
+    overrides = [f"state_dir={tmp_path / 'state'}"] if task != "roles" else []
+    if task == "global":  # the stage-1 checkpoint the config names is a run output
+        overrides.append(f"init={checkpoint_dir('log-reranker')}")
+    if task in ("local", "global"):
+        overrides.append("seed=17")
+    plan = run_training(task, _config_file(task), overrides, dry_run=True)
+    assert plan["dry_run"] is True and plan["task"] == task
+    assert plan["data"] and all(p.startswith(plan["data_root"]) for p in plan["data"])
+    assert plan["output"] and plan["state_dir"]
+    if task in ("local", "global"):
+        assert plan["config"]["seed"] == 17
+    assert not (tmp_path / "state").exists()  # a dry run writes nothing

@@ -1,4 +1,4 @@
-"""Tests of the cross-encoder baseline and the cross-encoder rerank stage (seed 001).
+"""Tests of the cross-encoder model, its baseline ranker and the cross-encoder rerank stage.
 
 A tiny random 1-layer BertForSequenceClassification (hidden 32, one label) with the packaged
 tokenizer stands in for a real cross-encoder, so every test but the ``slow`` one runs in
@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from logrerank.baselines import cross_encoder as ce_mod
 from logrerank.baselines.base import Ranker
-from logrerank.baselines.cross_encoder import (
+from logrerank.baselines.cross_encoder import CrossEncoderRanker
+from logrerank.baselines.cross_encoder_stage import CrossEncoderStage
+from logrerank.models import cross_encoder as ce_mod
+from logrerank.models.cross_encoder import (
     CrossEncoder,
     CrossEncoderError,
-    CrossEncoderRanker,
-    CrossEncoderStage,
     default_checkpoint_dir,
     pair_text,
     sigmoid,
@@ -239,8 +239,8 @@ def test_two_label_checkpoint_is_refused(tmp_path, tokenizer):
 
 def test_default_checkpoint_lookup(tiny_ce_dir, tmp_path, monkeypatch):
     monkeypatch.delenv("LOGRERANK_CHECKPOINTS", raising=False)
-    repo = Path(ce_mod.__file__).resolve().parents[2]
-    assert default_checkpoint_dir() == repo / "checkpoints" / "cross-encoder"
+    package = Path(ce_mod.__file__).resolve().parents[1]  # logrerank/
+    assert default_checkpoint_dir().resolve() == package / "checkpoints" / "cross-encoder"
     monkeypatch.setenv("LOGRERANK_CHECKPOINTS", str(tmp_path))
     assert default_checkpoint_dir() == tmp_path / "cross-encoder"
     shutil.copytree(tiny_ce_dir, tmp_path / "cross-encoder")
@@ -649,3 +649,16 @@ def test_predict_trims_the_heap_at_the_end_and_when_over_budget(tiny_ce_dir, mon
     scores = ce.predict(pairs)
     assert all(math.isfinite(x) for x in scores)
     assert calls == ["batch", "batch", "batch", "end"]  # ceil(5 / 2) batches
+
+
+def test_blend_is_the_stage_arithmetic_and_training_uses_it():
+    from logrerank.baselines.cross_encoder_stage import blend
+    from logrerank.training import cross_encoder_eval
+
+    ce, final, order = blend([1.0, 3.0, 2.0], [0.9, 0.5, 0.1], 0.5)
+    assert ce == pytest.approx([0.0, 1.0, 0.5])
+    assert final == pytest.approx([0.5, 0.75, 0.25])
+    assert order == [1, 0, 2]
+    _, final_tie, order_tie = blend([2.0, 2.0], [1.0, 1.0], 0.3)  # all tied: minmax gives 1.0
+    assert final_tie == pytest.approx([1.0, 1.0]) and order_tie == [0, 1]
+    assert cross_encoder_eval.blend is blend  # one implementation for stage and training

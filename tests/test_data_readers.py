@@ -28,8 +28,9 @@ from logrerank.data import (
     read_pubmedqa,
     read_scifact,
 )
-from logrerank.data.pools import BM25Ranker
-from logrerank.data.readers import pubmedqa_role, strip_citation_markers
+from logrerank.data.common import strip_citation_markers
+from logrerank.data.first_pass import BM25Ranker
+from logrerank.data.headings import pubmedqa_role
 
 # ---------------------------------------------------------------------------
 # Synthetic (always run)

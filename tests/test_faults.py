@@ -20,8 +20,10 @@ from safetensors.torch import load_file, save_file
 from logrerank import cli
 from logrerank.backbone import BackboneError
 from logrerank.baselines.bm25 import BM25Reranker
-from logrerank.baselines.cross_encoder import CrossEncoder, CrossEncoderStage
-from logrerank.pipeline import CONFIG_NAME, WEIGHTS_NAME, CheckpointError, LoGReranker
+from logrerank.baselines.cross_encoder_stage import CrossEncoderStage
+from logrerank.checkpoint import CONFIG_NAME, WEIGHTS_NAME, CheckpointError
+from logrerank.models.cross_encoder import CrossEncoder
+from logrerank.pipeline import LoGReranker
 from logrerank.rankers import Models, build_rankers
 from logrerank.types import Passage
 

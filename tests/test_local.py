@@ -1,5 +1,5 @@
-"""Tests for logrerank.local: joint windows (eq. 1), span pooling, heads (eqs. 2-6), and one
-training step through the local scorer and the global model (eqs. 22-23)."""
+"""Tests for logrerank.tokenize and logrerank.local: joint windows (eq. 1), span pooling,
+heads (eqs. 2-6), and one training step through the local scorer and the global model (eqs. 22-23)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from logrerank.backbone import load_encoder
 from logrerank.config import GlobalConfig, GraphConfig, LocalConfig
 from logrerank.global_model import GlobalReranker
 from logrerank.graph import build_graph
-from logrerank.local import LocalScorer, Window, batches, collate, tokenize
+from logrerank.local import LocalScorer
 from logrerank.losses import preference_pairs
+from logrerank.tokenize import Window, batches, collate, tokenize
 
 QUERY = "Does aspirin reduce the risk of heart attack?"
 

@@ -11,8 +11,10 @@ import torch
 from conftest import make_tiny_encoder
 
 from logrerank.config import LocalConfig
-from logrerank.local import LocalScorer, collate, pack_segments, tokenize
+from logrerank.local import LocalScorer
 from logrerank.losses import role_kl_loss
+from logrerank.packing import pack_segments
+from logrerank.tokenize import collate, tokenize
 
 QUERY = "Does aspirin reduce the risk of heart attack?"
 PASSAGES = [
@@ -117,7 +119,7 @@ def test_isolated_layers_out_of_range_is_rejected(tokenizer) -> None:
 def test_segment_cache_gives_the_uncached_forward(iso_scorer, tokenizer) -> None:
     # Training precomputes the query-independent lower layers once per sentence
     # (train.SegmentCache); the cached forward must equal the plain one.
-    from logrerank.local import SegmentCache
+    from logrerank.segment_cache import SegmentCache
 
     tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=30, max_query_tokens=8, isolated=True)
     assert len(tok.windows) > len(PASSAGES)  # several windows per passage

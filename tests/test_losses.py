@@ -307,7 +307,7 @@ def test_aligned_pool_loss_hand_computed() -> None:
 
 
 def test_train_config_rejects_unknown_pair_mode() -> None:
-    from logrerank.training.stages import TrainConfig
+    from logrerank.training.config import TrainConfig
 
     with pytest.raises(ValueError, match="pairs must be one of"):
         TrainConfig(pairs="listwsie")

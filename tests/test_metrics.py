@@ -307,3 +307,15 @@ def test_agreement_with_ir_measures() -> None:
                 )
                 n_ap_compared += 1
     assert n_ap_compared >= 100  # make sure the G <= k filter leaves enough cases
+
+
+# ---------------------------------------------------------------------------------- agreement
+def test_overlap_and_kendall_tau():
+    """Agreement between two rankings (the app's comparison tab)."""
+    from logrerank.evaluation.metrics import kendall_tau, overlap_at
+
+    assert overlap_at([1, 2, 3], [3, 2, 1], 2) == 0.5
+    assert kendall_tau([1, 2, 3, 4], [1, 2, 3, 4]) == pytest.approx(1.0)
+    assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
+    assert kendall_tau([1], [1]) != kendall_tau([1], [1])  # NaN for < 2 items

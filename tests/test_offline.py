@@ -1,11 +1,11 @@
 """Offline guarantee (issue 7.4): loading and reranking make no network call; the app has
 analytics off and no share link.
 
-Sockets are blocked with :mod:`tests.netguard` (``socket.connect`` / ``create_connection`` /
-``getaddrinfo`` patched, every attempt recorded). The strongest checks run in a fresh subprocess,
-so that nothing is already imported or cached, with the ``HF_*_OFFLINE`` variables *removed*:
-the library itself must not try the network. ``python -m pytest -p tests.netguard`` runs the
-whole suite with outbound sockets blocked.
+Sockets are blocked with :mod:`logrerank.evaluation.netguard` (``socket.connect`` /
+``create_connection`` / ``getaddrinfo`` patched, every attempt recorded). The strongest checks
+run in a fresh subprocess, so that nothing is already imported or cached, with the
+``HF_*_OFFLINE`` variables *removed*: the library itself must not try the network.
+``python -m pytest -p tests.netguard`` runs the whole suite with outbound sockets blocked.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.netguard import NetworkBlocked, blocked_network
+from logrerank.evaluation.netguard import NetworkBlocked, blocked_network
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "app.py"
+APP = ROOT / "logrerank" / "app" / "main.py"  # the app's layout and launch (root app.py runs it)
 Q = "Does aspirin reduce the risk of myocardial infarction?"
 PASSAGES = [
     {"title": "Trial", "text": "Aspirin reduced myocardial infarction by 18%. Bleeding rose."},
@@ -35,7 +35,7 @@ PASSAGES = [
 def _offline_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_OFFLINE")}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("GRADIO_ANALYTICS_ENABLED", None)  # app.py must turn analytics off itself
+    env.pop("GRADIO_ANALYTICS_ENABLED", None)  # the app must turn analytics off itself
     return env
 
 
@@ -44,7 +44,7 @@ def _run_guarded(code: str, timeout: int = 600) -> dict:
     must be a JSON object, to which the guard's ``attempts`` / ``local`` lists are added."""
     prelude = (
         "import json, sys\n"
-        "import tests.netguard as _g\n"
+        "import logrerank.evaluation.netguard as _g\n"
         "_guard = _g.install(allow_loopback=ALLOW)\n"
         "def _report(**kw):\n"
         "    kw.update(attempts=_guard.attempts, local=_guard.local)\n"
@@ -165,7 +165,7 @@ _report(n=len(r.sentences), source=model.source)
 
 def _app_tree() -> ast.Module:
     if not APP.exists():
-        pytest.skip("app.py not present")
+        pytest.skip("logrerank/app/main.py not present")
     return ast.parse(APP.read_text(encoding="utf-8"))
 
 
@@ -193,7 +193,7 @@ def test_app_source_turns_analytics_off_and_never_shares() -> None:
     source = APP.read_text(encoding="utf-8")
     # GRADIO_ANALYTICS_ENABLED=False is set before gradio is imported
     env_line = source.find("GRADIO_ANALYTICS_ENABLED")
-    assert env_line >= 0, "app.py must set GRADIO_ANALYTICS_ENABLED"
+    assert env_line >= 0, "logrerank/app/main.py must set GRADIO_ANALYTICS_ENABLED"
     assert env_line < source.find("import gradio"), "set it before importing gradio"
     set_calls = [
         c
@@ -225,7 +225,7 @@ def test_app_source_turns_analytics_off_and_never_shares() -> None:
         assert isinstance(v, ast.Constant) and v.value is False
     # every launch() says share=False and binds loopback (or leaves the default host)
     launches = _calls(tree, "launch")
-    assert launches, "app.py has no launch() call"
+    assert launches, "logrerank/app/main.py has no launch() call"
     for call in launches:
         share = _kw(call, "share")
         assert isinstance(share, ast.Constant) and share.value is False

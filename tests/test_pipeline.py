@@ -15,15 +15,11 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from logrerank.checkpoint import CONFIG_NAME, WEIGHTS_NAME, CheckpointError
 from logrerank.config import ROLE_NAMES, ContextConfig, GraphConfig, ScoreConfig
 from logrerank.graph import Relation, relation_name
-from logrerank.pipeline import (
-    CONFIG_NAME,
-    WEIGHTS_NAME,
-    CheckpointError,
-    Encoded,
-    LoGReranker,
-)
+from logrerank.pipeline import LoGReranker
+from logrerank.results import Encoded
 from logrerank.segment import split_sentences
 from logrerank.types import InputError, Passage, Ranking
 

@@ -1,4 +1,4 @@
-"""Tests for logrerank.models.role_tagger: the sentence role tagger (background / method / result).
+"""Tests for the sentence role tagger (background / method / result): model, checkpoint, training.
 
 Fast tests use a tiny random 3-layer BERT with the real packaged tokenizer (the top layer is the
 "fine-tuned" part). Tests marked ``data`` need the public datasets and the shipped checkpoint
@@ -13,19 +13,14 @@ from pathlib import Path
 import pytest
 import torch
 
+from logrerank.checkpoint import CONFIG_NAME, WEIGHTS_NAME
 from logrerank.config import ROLE_NAMES, ConfigError
-from logrerank.models.role_tagger import (
-    CONFIG_NAME,
-    IGNORE,
-    WEIGHTS_NAME,
-    RoleCheckpointError,
-    RoleTagger,
-    RoleTaggerConfig,
-    default_checkpoint_dir,
-    evaluate_roles,
-    role_metrics,
-    train_roles,
-)
+from logrerank.models.role_checkpoint import RoleCheckpointError, default_checkpoint_dir
+from logrerank.models.role_tagger import RoleTagger
+from logrerank.models.role_tagger_config import RoleTaggerConfig
+from logrerank.training.roles import train_roles
+from logrerank.training.roles_data import IGNORE
+from logrerank.training.roles_eval import evaluate_roles, role_metrics
 
 DOCS = [
     [
@@ -187,7 +182,7 @@ def test_only_top_layers_trainable(tiny3_dir):
 
 
 def test_cached_lower_layers_equal_full_forward(tiny3_dir):
-    from logrerank.local import collate
+    from logrerank.tokenize import collate
 
     tagger = _tagger(tiny3_dir, max_length=32)
     docs = [d for d in DOCS if d] + [[f"Sentence {i} is here." for i in range(9)]]
@@ -391,7 +386,7 @@ def test_shipped_checkpoint_is_small():
 @pytest.mark.data
 @pytest.mark.slow
 def test_shipped_checkpoint_accuracy_on_csabstruct_test():
-    from logrerank.data.readers import default_data_root
+    from logrerank.data.common import default_data_root
 
     path = _shipped()
     root = default_data_root()

@@ -11,8 +11,7 @@ import io
 
 import pytest
 
-from logrerank.training import stages as tr
-from logrerank.data.readers import default_data_root
+from logrerank.data.common import default_data_root
 from logrerank.data.schema import Doc, Example
 from logrerank.data.silver import (
     SILVER_SOURCE,
@@ -22,6 +21,8 @@ from logrerank.data.silver import (
     silver_scores,
     silver_sentences,
 )
+from logrerank.training import config as tc
+from logrerank.training import data as td
 
 # --------------------------------------------------------------------------- silver_sentences
 
@@ -143,21 +144,21 @@ def test_load_train_queries_routes_silver_source(monkeypatch):
 
     monkeypatch.setattr(pools, "load_benchmark", fake_load)
     monkeypatch.setattr(silver, "pubmedqa_test_ids", lambda root=None: {"t1"})
-    cfg = tr.TrainConfig(
+    cfg = tc.TrainConfig(
         sources=["scifact", SILVER_SOURCE],
         max_queries={SILVER_SOURCE: 4},
         silver_top=1,
         dev_fraction=0.5,
     )
     log = io.StringIO()
-    train, dev = tr.load_train_queries(cfg, log)
+    train, dev = td.load_train_queries(cfg, log)
     assert calls == [("scifact", "train", None), ("pubmedqa", "train", 4)]
     silver_exs = [ex for ex in train + dev if ex.meta["source"] == SILVER_SOURCE]
     assert len(silver_exs) == 4
     for ex in silver_exs:
         assert ex.gold_sentences == {ex.qid: [1]}  # silver_top = 1: the 0.8 sentence
         assert "t1" not in {d.doc_id for d in ex.candidates}
-        assert (ex in dev) == tr.held_out(f"{SILVER_SOURCE}:{ex.qid}", 0.5)
+        assert (ex in dev) == td.held_out(f"{SILVER_SOURCE}:{ex.qid}", 0.5)
     assert f"{SILVER_SOURCE}: kept 4/4" in log.getvalue()
 
 
@@ -172,9 +173,9 @@ def test_pubmedqa_silver_source_on_real_data(monkeypatch, tmp_path):
     monkeypatch.setenv("LOGRERANK_CACHE", str(tmp_path))  # keep this 20-query pool out of .cache
     test_ids = pubmedqa_test_ids()
     assert len(test_ids) == 500
-    cfg = tr.TrainConfig(sources=[SILVER_SOURCE], max_queries={SILVER_SOURCE: 20}, dev_fraction=0.3)
+    cfg = tc.TrainConfig(sources=[SILVER_SOURCE], max_queries={SILVER_SOURCE: 20}, dev_fraction=0.3)
     log = io.StringIO()
-    train, dev = tr.load_train_queries(cfg, log)
+    train, dev = td.load_train_queries(cfg, log)
     exs = train + dev
     assert 10 <= len(exs) <= 20, log.getvalue()
     assert train and dev  # the held-out split still works on the new source
@@ -182,7 +183,7 @@ def test_pubmedqa_silver_source_on_real_data(monkeypatch, tmp_path):
     for ex in exs:
         assert ex.meta["source"] == SILVER_SOURCE
         assert ex.qid not in test_ids
-        assert (ex in dev) == tr.held_out(f"{SILVER_SOURCE}:{ex.qid}", cfg.dev_fraction)
+        assert (ex in dev) == td.held_out(f"{SILVER_SOURCE}:{ex.qid}", cfg.dev_fraction)
         ids = [d.doc_id for d in ex.candidates]
         assert not set(ids) & test_ids  # leakage rule: no test abstract, even as a negative
         assert 1 < len(ids) <= 50 and len(set(ids)) == len(ids)

@@ -9,8 +9,11 @@ import pytest
 import torch
 from conftest import tiny_config
 
-from logrerank.training import stages as tr
 from logrerank.data.schema import Doc, Example
+from logrerank.training import config as tc
+from logrerank.training import data as td
+from logrerank.training import global_stage as gs
+from logrerank.training import local_stage as ls
 
 
 def _examples(n: int = 6) -> list[Example]:
@@ -33,10 +36,11 @@ def _examples(n: int = 6) -> list[Example]:
 @pytest.fixture
 def cfg(tmp_path, tiny_dir, monkeypatch):
     exs = _examples()
-    monkeypatch.setattr(tr, "load_train_queries", lambda c, log=None: (exs[:4], exs[4:]))
+    for stage in (ls, gs):
+        monkeypatch.setattr(stage, "load_train_queries", lambda c, log=None: (exs[:4], exs[4:]))
     model = dataclasses.asdict(tiny_config(str(tiny_dir)))
     model["global"] = model.pop("global_")
-    return tr.TrainConfig(
+    return tc.TrainConfig(
         negatives=2,
         epochs=1,
         grad_accum=2,
@@ -52,13 +56,13 @@ def test_config_rejects_unknown_field(tmp_path):
     p = tmp_path / "c.json"
     p.write_text(json.dumps({"stage": "local", "nope": 1}))
     with pytest.raises(ValueError, match="unknown"):
-        tr.TrainConfig.load(p)
+        tc.TrainConfig.load(p)
 
 
 def test_held_out_split_is_deterministic():
     ids = [f"scifact:{i}" for i in range(1000)]
-    a = [tr.held_out(i, 0.1) for i in ids]
-    assert a == [tr.held_out(i, 0.1) for i in ids]
+    a = [td.held_out(i, 0.1) for i in ids]
+    assert a == [td.held_out(i, 0.1) for i in ids]
     assert 50 < sum(a) < 150
 
 
@@ -66,7 +70,7 @@ def test_sample_passages_keeps_gold():
     import random
 
     ex = _examples()[3]
-    idx = tr.sample_passages(ex, 2, random.Random(0))
+    idx = ls.sample_passages(ex, 2, random.Random(0))
     assert 3 in idx and len(idx) == 3
 
 
@@ -77,7 +81,7 @@ def test_local_loss_finite_and_has_gradient(cfg):
     model = LoGReranker(LoGConfig.from_dict(cfg.model))
     model.train()
     for ex in _examples()[:2]:  # one with sentence labels, one passage-level only
-        loss = tr.local_step_loss(model, ex, [0, 1, 2], tr.RoleTargets(None), cfg)
+        loss = ls.local_step_loss(model, ex, [0, 1, 2], ls.RoleTargets(None), cfg)
         assert torch.isfinite(loss)
         loss.backward()
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.local.head_parameters())
@@ -86,14 +90,14 @@ def test_local_loss_finite_and_has_gradient(cfg):
 def test_train_local_then_global_saves_loadable_checkpoints(cfg, tmp_path):
     from logrerank.pipeline import LoGReranker
 
-    s1 = tr.train_local(cfg)
+    s1 = ls.train_local(cfg)
     assert s1["steps"] == 2 and (tmp_path / "ckpt" / "model.safetensors").exists()
     m = LoGReranker.from_pretrained(tmp_path / "ckpt")
     assert m.config.trained is True
     g = dataclasses.replace(
         cfg, stage="global", init=str(tmp_path / "ckpt"), out=str(tmp_path / "g"), model={}
     )
-    s2 = tr.train_global(g)
+    s2 = gs.train_global(g)
     assert s2["steps"] == 2
     m2 = LoGReranker.from_pretrained(tmp_path / "g")
     # stage 2 must not change the local model
@@ -107,7 +111,7 @@ def test_train_local_then_global_saves_loadable_checkpoints(cfg, tmp_path):
 
 def test_pool_targets_and_pairs():
     from logrerank.losses import preference_pairs
-    from logrerank.pipeline import Encoded
+    from logrerank.results import Encoded
     from logrerank.types import ScoredSentence
 
     ex = _examples()[0]  # gold q0d0 with rationale sentence 1
@@ -115,7 +119,7 @@ def test_pool_targets_and_pairs():
     enc = Encoded(
         "q", [], sents, torch.tensor([s.passage_idx for s in sents]), None, None, None, None
     )
-    prank, srank = tr.pool_targets(ex, enc)
+    prank, srank = gs.pool_targets(ex, enc)
     assert prank.tolist() == [1, 2, 2, 2, 2, 2]
     assert srank[:3].tolist() == [2, 1, 2]
     pairs = preference_pairs(prank, srank, enc.passage_of)
@@ -123,7 +127,7 @@ def test_pool_targets_and_pairs():
     assert pairs.size(1) == 15 and set(pairs[0].tolist()) == {1}
 
 
-@pytest.mark.parametrize("mode", tr.PAIR_MODES)
+@pytest.mark.parametrize("mode", tc.PAIR_MODES)
 def test_global_pool_loss_every_mode_trains_the_graph(make_tiny_model, mode):
     """Each stage-2 objective gives a finite loss whose gradient reaches the graph model, and
     no loss for a pool without a cited passage."""
@@ -137,12 +141,12 @@ def test_global_pool_loss_every_mode_trains_the_graph(make_tiny_model, mode):
     data = build_graph(
         enc.h, enc.role_probs, torch.sigmoid(enc.local_logits), enc.passage_of, model.config.graph
     )
-    cfg = tr.TrainConfig(pairs=mode, dedupe_pairs=True)
+    cfg = tc.TrainConfig(pairs=mode, dedupe_pairs=True)
     model.global_model.train()
-    loss = tr.global_pool_loss(model, cfg, ex, enc, data)
+    loss = gs.global_pool_loss(model, cfg, ex, enc, data)
     assert loss is not None and torch.isfinite(loss)
     loss.backward()
     grads = [p.grad for p in model.global_model.parameters() if p.grad is not None]
     assert grads and any(float(g.abs().sum()) > 0 for g in grads)
     uncited = dataclasses.replace(ex, gold_doc_ids=["not-in-the-pool"], gold_sentences={})
-    assert tr.global_pool_loss(model, cfg, uncited, enc, data) is None
+    assert gs.global_pool_loss(model, cfg, uncited, enc, data) is None

@@ -1,4 +1,5 @@
-"""Cross-encoder training (logrerank.training.cross_encoder): config, loss, tiny training, resume, delta."""
+"""Cross-encoder training (logrerank.training.cross_encoder*): config, loss, tiny training, resume,
+delta checkpoint (logrerank.models.delta_checkpoint)."""
 
 from __future__ import annotations
 
@@ -11,25 +12,23 @@ import pytest
 import torch
 
 from logrerank.data.schema import Doc, Example
-from logrerank.training.cross_encoder import (
+from logrerank.models.delta_checkpoint import (
     DELTA_META,
     DELTA_WEIGHTS,
-    CrossEncoderTrainConfig,
     DeltaCheckpointError,
-    group_loss,
-    held_out,
     load_base_classifier,
     load_delta_checkpoint,
-    main,
-    mark_trainable,
-    query_group,
     save_delta_checkpoint,
-    score_pairs,
-    train,
 )
+from logrerank.models.pair_scoring import score_pairs
+from logrerank.resources import package_path
+from logrerank.training.cross_encoder import main, mark_trainable, train
+from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
+from logrerank.training.cross_encoder_data import group_loss, query_group
+from logrerank.training.data import held_out
 
 REPO = Path(__file__).resolve().parents[1]
-SHIPPED = REPO / "checkpoints" / "cross-encoder"
+SHIPPED = package_path("checkpoints", "cross-encoder")
 
 
 # ----------------------------------------------------------------------------- config
@@ -130,13 +129,15 @@ def _toy_data() -> tuple[list[Example], list[Example]]:
             cands.append(Doc(f"{w}-n{j}", f"On {o}", [f"This study of {o} shows an effect."]))
         rng = random.Random(i)
         rng.shuffle(cands)
-        exs.append(Example(str(i), f"what about {w}?", cands, [f"{w}-g"], meta={"source": "toy"}))
+        exs.append(
+            Example(str(i), f"what about {w}?", cands, [f"{w}-g"], meta={"source": "scifact"})
+        )
     return exs[:5], exs[5:]
 
 
 def _tiny_cfg(base: Path, tmp: Path, **kw) -> CrossEncoderTrainConfig:
     args = {
-        "sources": ["toy"],
+        "sources": ["scifact"],  # a known source name (checked); the data is the toy set
         "base": str(base),
         "trainable_layers": 1,
         "negatives": 3,
@@ -210,7 +211,7 @@ def test_tiny_training_lowers_loss(tiny_base, tmp_path):
     assert summary["step"] == summary["total_steps"] == 30
     assert sum(losses[-5:]) < sum(losses[:5])
     held = summary["held_out"]
-    assert held["queries"] == {"toy": 2}
+    assert held["queries"] == {"scifact": 2}
     assert set(held["all"]) == {"first-pass", "cross-encoder", "ce-stage"}
 
 
@@ -253,7 +254,7 @@ def test_main_runs_from_config(tiny_base, tmp_path, monkeypatch, capsys):
     import logrerank.training.cross_encoder as tce
 
     data = _toy_data()
-    monkeypatch.setattr(tce, "load_train_queries", lambda cfg: data)
+    monkeypatch.setattr(tce, "load_train_queries", lambda cfg, **kw: data)
     cfg = _tiny_cfg(tiny_base, tmp_path, epochs=1, eval_queries=1)
     cfg.save(tmp_path / "c.json")
     assert main(["--config", str(tmp_path / "c.json"), "--summary", str(tmp_path / "s.json")]) == 0

@@ -1,4 +1,4 @@
-"""App handlers (logrerank.app.handlers) and renderers (logrerank.app.viz), called directly on the tiny model."""
+"""App handlers, state, tables and renderers (logrerank.app), called directly on the tiny model."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from logrerank.app import handlers as ui
-from logrerank.app import viz
+from logrerank.app import state, tables, viz
 from logrerank.io import read_passages_file
 from logrerank.segment import passage_spans
+from logrerank.types import InputError
 
 XSS_PASSAGES = "\n\n".join(
     [
@@ -30,7 +31,7 @@ XSS_PASSAGES = "\n\n".join(
 @pytest.fixture(scope="module")
 def backend(make_tiny_model, tiny_dir):
     """Tiny LoG model + a tiny cross-encoder (fresh head) on the tiny BERT."""
-    from logrerank.baselines.cross_encoder import CrossEncoder
+    from logrerank.models.cross_encoder import CrossEncoder
 
     model = make_tiny_model()
     calls = {"n": 0}
@@ -42,7 +43,7 @@ def backend(make_tiny_model, tiny_dir):
 
     model.encode = counting_encode
     model.encode_calls = calls
-    return ui.Backend.load(model, CrossEncoder(str(tiny_dir), device="cpu"))
+    return state.Backend.load(model, CrossEncoder(str(tiny_dir), device="cpu"))
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,7 @@ def test_examples_are_scientific_questions_with_5_to_15_passages():
 
 
 def test_unknown_example_is_an_input_error():
-    with pytest.raises(ui.InputError):
+    with pytest.raises(InputError):
         ui.load_example("no such example")
 
 
@@ -91,7 +92,7 @@ def test_run_fills_every_view(result, example):
     assert "UNTRAINED" in result.status  # the untrained LoG init is labelled in the page
     assert "transformer passes this session: 1" in result.status
     assert len(result.table) == n
-    assert list(result.table.columns) == ui.TABLE_COLUMNS
+    assert list(result.table.columns) == state.TABLE_COLUMNS
     assert sorted(result.table["rank"]) == list(range(1, n + 1))
     doc = srcdoc_of(result.graph)
     assert f"data-nodes='{n}'" in doc
@@ -99,7 +100,7 @@ def test_run_fills_every_view(result, example):
     assert not re.search(r"""(src|href)\s*=\s*["']?https?:""", doc)  # no CDN: offline
     assert doc.count("lr-sent") == 0 and result.heat.count("class='lr-sent'") == n
     assert "Sentences: top-10" in result.compare and "Passages: top-10 order" in result.compare
-    assert ui.PASS_GRAPH in result.compare and ui.SENT_CE in result.compare
+    assert tables.PASS_GRAPH in result.compare and tables.SENT_CE in result.compare
     assert set(result.metrics["level"]) == {"sentence", "passage"}
     assert result.slope is not None
     units = json.loads(result.context_json)
@@ -120,7 +121,7 @@ def test_table_rank_change_is_ce_rank_minus_log_rank(result):
 def test_knob_change_recomputes_without_reencoding(backend, example):
     first = ui.run_rerank(backend, None, *example)
     calls = backend.log.encode_calls["n"]
-    knobs = ui.Knobs.make(top_k=3, tau_sim=-1.0, delta=1.0, k=2, blend=0.9)
+    knobs = state.Knobs.make(top_k=3, tau_sim=-1.0, delta=1.0, k=2, blend=0.9)
     second = ui.recompute(backend, first.session, knobs)
     assert backend.log.encode_calls["n"] == calls
     assert "cached, transformer not re-run" in second.status
@@ -128,7 +129,7 @@ def test_knob_change_recomputes_without_reencoding(backend, example):
     assert len(json.loads(second.context_json)) == 3
     assert second.session.ranking.info["graph"]["tau_sim"] == -1.0
     assert "blend 0.90" in second.compare
-    ablated = ui.recompute(backend, second.session, ui.Knobs.make(switches=["typed relations"]))
+    ablated = ui.recompute(backend, second.session, state.Knobs.make(switches=["typed relations"]))
     assert backend.log.encode_calls["n"] == calls
     assert ablated.session.ranking.info["use_global"] is False
     assert ablated.session.ranking.info["edge_counts"].get("similar", 0) == 0
@@ -141,12 +142,12 @@ def test_knob_change_recomputes_without_reencoding(backend, example):
 def test_cross_encoder_pairs_are_memoised(backend, example):
     first = ui.run_rerank(backend, None, *example)
     calls = backend.cross_encoder.calls
-    ui.recompute(backend, first.session, ui.Knobs.make(blend=0.1))
+    ui.recompute(backend, first.session, state.Knobs.make(blend=0.1))
     assert backend.cross_encoder.calls == calls
 
 
 def test_recompute_before_any_run_is_a_hint(backend):
-    res = ui.recompute(backend, None, ui.Knobs())
+    res = ui.recompute(backend, None, state.Knobs())
     assert "Run an example" in res.status and res.table.empty
 
 
@@ -247,22 +248,16 @@ def test_status_and_error_escape(backend):
 
 
 # ---------------------------------------------------------------------------------- helpers
-def test_overlap_and_kendall_tau():
-    assert ui.overlap_at([1, 2, 3], [3, 2, 1], 2) == 0.5
-    assert ui.kendall_tau([1, 2, 3, 4], [1, 2, 3, 4]) == pytest.approx(1.0)
-    assert ui.kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
-    assert ui.kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
-    assert ui.kendall_tau([1], [1]) != ui.kendall_tau([1], [1])  # NaN for < 2 items
-
-
 def test_knobs_are_clamped():
-    k = ui.Knobs.make(top_k="abc", tau_sim=5, delta=-1, k=1e9, blend=float("nan"), switches=["x"])
+    k = state.Knobs.make(
+        top_k="abc", tau_sim=5, delta=-1, k=1e9, blend=float("nan"), switches=["x"]
+    )
     assert (k.top_k, k.tau_sim, k.delta, k.k, k.blend, k.switches) == (10, 1.0, 0.0, 64, 0.5, ())
-    assert ui.Knobs.make(switches=None).switches == tuple(ui.ABLATIONS)
+    assert state.Knobs.make(switches=None).switches == tuple(state.ABLATIONS)
 
 
 def test_backend_without_cross_encoder_degrades_visibly(make_tiny_model, example):
-    b = ui.Backend(log=make_tiny_model(), cross_encoder=None, cross_encoder_error="missing")
+    b = state.Backend(log=make_tiny_model(), cross_encoder=None, cross_encoder_error="missing")
     res = ui.run_rerank(b, None, *example)
     assert "UNAVAILABLE" in res.status and "cross-encoder unavailable" in res.status
     assert "degraded" in res.compare and res.slope is None
@@ -272,12 +267,12 @@ def test_backend_without_cross_encoder_degrades_visibly(make_tiny_model, example
 def test_limits_apply_once_to_log_and_every_baseline(make_tiny_model, tiny_dir):
     """Input over the limits is cut once: LoG and the baselines rank the same passages, and
     each notice appears once in the status."""
-    from logrerank.baselines.cross_encoder import CrossEncoder
     from logrerank.limits import Limits
+    from logrerank.models.cross_encoder import CrossEncoder
 
     model = make_tiny_model()
     model.limits = Limits(max_passages=3)
-    backend = ui.Backend.load(model, CrossEncoder(str(tiny_dir), device="cpu"))
+    backend = state.Backend.load(model, CrossEncoder(str(tiny_dir), device="cpu"))
     text = "\n\n".join(
         [
             "Statins lower cholesterol in adults.",

@@ -2,18 +2,28 @@
 
 Ranks the candidate passages (or their sentences) by BM25 with statistics from the candidate set
 itself, and exposes the per-query min-max normalised score as the lexical signal used by other
-stages (seed 001's ``lexical_bm25``).
+stages (the lexical signal of the cross-encoder stage, blended with the first pass).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..data.pools import BM25_PARAMS
 from ..io import normalize_passages
 from ..segment import passage_spans
 from ..types import InputError, Ranking, ScoredSentence
 from .base import minmax, passage_text
+
+#: BM25 settings of the candidate pools (:mod:`logrerank.data.pools`, part of their cache key)
+#: and the default of every BM25 score here.
+BM25_PARAMS: dict[str, Any] = {
+    "k1": 1.5,
+    "b": 0.75,
+    "method": "lucene",
+    "stopwords": "en",
+    "lower": True,
+    "stemmer": None,
+}
 
 
 def bm25_scores(query: str, texts: list[str], params: dict[str, Any] | None = None) -> list[float]:

@@ -1,4 +1,4 @@
-"""Evidence-graph selector (seed 002): greedy joint selection with title links.
+"""The evidence-graph selector: greedy joint selection with title links.
 
 A training-free passage-level selector. It orders the candidates by greedy joint selection:
 starting from the empty set ``S``, it repeatedly picks the remaining candidate ``c`` with the
@@ -21,17 +21,9 @@ lower-cased ``\\w\\w+`` tokens, English stopwords removed, no stemming, indexed 
 ``title + " " + text``). The scores are min-max normalised once per query over all candidates
 (:func:`~logrerank.baselines.base.minmax`: a single or all-tied list maps to 1.0, not 0).
 
-**Text normalisation** (:func:`normalize_tokens`), shared by both title features: Unicode NFKD,
-combining marks dropped (``é -> e``), ``str.casefold``, then the text is split into maximal runs
-of letters/digits, so every other character (punctuation, ``_``, whitespace) is a boundary:
-``"Nolan's"`` gives ``nolan s``, ``"Jean-Paul"`` gives ``jean paul``, ``"U.S."`` gives ``u s``.
-
-**Usable title** (:func:`title_tokens`): the title with one trailing parenthetical
-disambiguator removed (``"Mercury (planet)" -> "Mercury"``; kept when nothing else remains),
-normalised as above. A title is *unusable*, and both title features are 0 for its passage,
-when its tokens hold fewer than :data:`MIN_TITLE_CHARS` (3) letters/digits in total (``"AI"``,
-``"Go"``) or when every token is an English stopword (``"The"``, ``"It"``); the stopword list
-is the one BM25 uses (``bm25s.stopwords.STOPWORDS_EN``). Untitled passages have no usable title.
+**Text normalisation and usable titles** (:func:`~logrerank.text_match.normalize_tokens`,
+:func:`~logrerank.text_match.title_tokens`): see :mod:`logrerank.text_match`. Both title
+features are 0 for a passage without a usable title.
 
 **directed_title_link(S -> c)** = 1.0 if the usable title of ``c``, as a whole-token phrase
 (its token sequence, contiguous, in the same order), occurs in the normalised *body text*
@@ -75,7 +67,8 @@ per-component ``margin_parts`` and ``signal``, which names what decided the pick
 **Degraded mode.** When the ``relevance_ranker`` fails (e.g. the cross-encoder cannot be
 loaded), :meth:`EvidenceGraphSelector.rank` falls back to BM25 relevance, says so first in
 ``warnings`` and sets ``info["degraded"] = True`` with the reason in ``info["degraded_reason"]``
-(the same contract as the seed-001 cross-encoder stage). Invalid input still raises.
+(the same contract as the cross-encoder stage, blended with the first pass). Invalid input
+still raises.
 
 ``link_from`` is the index of the earliest-selected passage whose body names the pick's title
 (``None`` without a link), ``link_from_title`` its title and ``link_sources`` all such indices.
@@ -84,126 +77,28 @@ loaded), :meth:`EvidenceGraphSelector.rank` falls back to BM25 relevance, says s
 from __future__ import annotations
 
 import math
-import re
 import time
-import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from ..io import normalize_passages
+from ..text_match import normalize_tokens, padded, query_title_match, title_tokens
 from ..types import InputError, Passage, Ranking
 from .base import minmax
 from .bm25 import bm25_scores
 
-#: Minimum number of letters/digits in a usable (normalised) title.
-MIN_TITLE_CHARS = 3
 #: Totals closer than this count as tied (the earlier input index wins).
 TIE_EPS = 1e-12
 #: Component names in tie-break priority order (also the ``extra`` / trace keys).
 COMPONENTS = ("relevance", "title_link", "query_title")
 
-_WORD = re.compile(r"[^\W_]+")
-_TRAILING_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
-_STOPWORDS: frozenset[str] | None = None
-
-
-def _stopwords() -> frozenset[str]:
-    """English stopwords of ``bm25s`` (Lucene's list), loaded on first use."""
-    global _STOPWORDS
-    if _STOPWORDS is None:
-        from bm25s.stopwords import STOPWORDS_EN
-
-        _STOPWORDS = frozenset(STOPWORDS_EN)
-    return _STOPWORDS
-
-
-def normalize_tokens(text: str) -> list[str]:
-    """Normalised word tokens: NFKD, accents dropped, casefolded, split on non-alphanumerics.
-
-    Args:
-        text: Any text.
-
-    Returns:
-        The maximal runs of letters/digits, in order (``"Nolan's film" -> ["nolan", "s",
-        "film"]``).
-    """
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return _WORD.findall(stripped.casefold())
-
-
-def title_tokens(title: str) -> list[str]:
-    """The tokens of a usable title, or ``[]`` when the title is unusable.
-
-    One trailing parenthetical disambiguator is dropped first (``"Mercury (planet)"`` ->
-    ``mercury``) unless nothing else remains. A title is unusable when it has fewer than
-    :data:`MIN_TITLE_CHARS` letters/digits or only stopwords.
-
-    Args:
-        title: The raw passage title (may be empty).
-
-    Returns:
-        The normalised token sequence, or ``[]``.
-    """
-    if not title or not title.strip():
-        return []
-    core = _TRAILING_PAREN.sub("", title)
-    tokens = normalize_tokens(core) or normalize_tokens(title)
-    if sum(len(t) for t in tokens) < MIN_TITLE_CHARS:
-        return []
-    stop = _stopwords()
-    if all(t in stop for t in tokens):
-        return []
-    return tokens
-
-
-def _padded(tokens: Sequence[str]) -> str:
-    """``" a b c "``: a substring test on it is a whole-token phrase match."""
-    return " " + " ".join(tokens) + " "
-
-
-def title_mentioned(title: str, text: str) -> bool:
-    """Whether the usable ``title`` occurs in ``text`` as a whole-token phrase.
-
-    Args:
-        title: The title of the candidate that may be linked to.
-        text: The body text of a (selected) passage.
-
-    Returns:
-        ``True`` when the normalised title tokens occur contiguously, in order, among the
-        normalised tokens of ``text``; ``False`` for an unusable title.
-    """
-    tokens = title_tokens(title)
-    return bool(tokens) and _padded(tokens) in _padded(normalize_tokens(text))
-
-
-def query_title_match(query: str, title: str) -> float:
-    """Fraction of the title's content words found in the query (0 for an unusable title).
-
-    Args:
-        query: The query.
-        title: A passage title.
-
-    Returns:
-        ``|T ∩ Q| / |T|`` in ``[0, 1]``, ``T`` the non-stopword tokens of the usable title and
-        ``Q`` the query tokens; 1.0 when the query mentions the whole title.
-    """
-    content = _content_set(title_tokens(title))
-    if not content:
-        return 0.0
-    return len(content & set(normalize_tokens(query))) / len(content)
-
-
-def _content_set(tokens: Sequence[str]) -> set[str]:
-    stop = _stopwords()
-    return {t for t in tokens if t not in stop}
-
 
 def bm25_relevance(query: str, passages: Sequence[Passage]) -> list[float]:
     """BM25 score of each candidate for ``query``, indexed over the candidates themselves.
 
-    Uses :func:`logrerank.baselines.bm25.bm25_scores` (the candidate pools' BM25 settings) on ``title + " " + text``. A query or a candidate
-    list without indexable terms (only stopwords / punctuation) scores 0 everywhere.
+    Uses :func:`logrerank.baselines.bm25.bm25_scores` (the candidate pools' BM25 settings) on
+    ``title + " " + text``. A query or a candidate list without indexable terms (only
+    stopwords / punctuation) scores 0 everywhere.
 
     Args:
         query: The query.
@@ -222,7 +117,7 @@ def _check_query(query: Any) -> str:
 
 
 class EvidenceGraphSelector:
-    """Greedy evidence-graph selector (seed 002): relevance + directed title links + query title.
+    """Greedy evidence-graph selector: relevance + directed title links + query title.
 
     ``score(c | S, q) = w_rel * minmax(relevance)(c) + w_link * directed_title_link(S -> c)
     + w_title * query_title_match(q, c)``, recomputed after every pick; the pick order is the
@@ -285,7 +180,9 @@ class EvidenceGraphSelector:
             first = self.relevance_ranker.rank(query, items)
         except InputError:
             raise
-        except Exception as exc:  # a failing neural stage degrades to BM25, visibly (seed 001)
+        except (
+            Exception
+        ) as exc:  # a failing neural stage degrades to BM25, visibly (as the cross-encoder stage)
             ranking = self.rank_with_scores(query, items)
             ranking.warnings.insert(
                 0,
@@ -393,8 +290,8 @@ class EvidenceGraphSelector:
         n = len(passages)
         rel = minmax(raw)
         titles = [title_tokens(p.title) for p in passages]
-        padded_titles = [_padded(t) if t else "" for t in titles]
-        bodies = [_padded(normalize_tokens(p.text)) for p in passages]
+        padded_titles = [padded(t) if t else "" for t in titles]
+        bodies = [padded(normalize_tokens(p.text)) for p in passages]
         qtm = [query_title_match(query, p.title) for p in passages]
         if not any(titles):
             warnings.append(

@@ -1,35 +1,35 @@
 """Dataset readers -> common schema, and candidate-pool construction.
 
+One reader module per dataset (:mod:`~logrerank.data.scifact`,
+:mod:`~logrerank.data.citation_integrity`, :mod:`~logrerank.data.pubmedqa`,
+:mod:`~logrerank.data.hotpotqa`, :mod:`~logrerank.data.musique`,
+:mod:`~logrerank.data.role_corpora`); pools in :mod:`~logrerank.data.first_pass` (the BM25
+ranking and insertion rule) and :mod:`~logrerank.data.pools` (building, caching, loading).
+
 Typical use::
 
     from logrerank.data import load_benchmark
 
-    examples, stats = load_benchmark("scifact")  # SciFact dev, 188 claims, 50 candidates each
+    examples, stats = load_benchmark("scifact")  # SciFact dev, 50 candidates per claim
 """
 
-from logrerank.data.pools import (
-    BENCHMARKS,
-    BM25_PARAMS,
-    build_or_load_pools,
-    build_pools,
-    load_benchmark,
-    pool_from_ranking,
-)
-from logrerank.data.readers import (
+from logrerank.baselines.bm25 import BM25_PARAMS
+from logrerank.data.citation_integrity import read_citation_integrity
+from logrerank.data.common import default_data_root
+from logrerank.data.first_pass import pool_from_ranking
+from logrerank.data.headings import PUBMEDQA_ROLE_MAP
+from logrerank.data.hotpotqa import read_hotpotqa
+from logrerank.data.musique import read_musique
+from logrerank.data.pools import BENCHMARKS, build_or_load_pools, build_pools, load_benchmark
+from logrerank.data.pubmedqa import read_pubmedqa
+from logrerank.data.role_corpora import (
     CSABSTRUCT_ROLE_MAP,
     PIBOSO_ROLE_MAP,
-    PUBMEDQA_ROLE_MAP,
-    default_data_root,
-    read_citation_integrity,
     read_csabstruct,
-    read_hotpotqa,
-    read_musique,
     read_nicta,
-    read_pubmedqa,
-    read_scifact,
-    read_scifact_corpus,
 )
 from logrerank.data.schema import ROLES, Doc, Example, RoleExample
+from logrerank.data.scifact import read_scifact, read_scifact_corpus
 
 __all__ = [
     "BENCHMARKS",

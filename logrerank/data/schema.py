@@ -112,3 +112,11 @@ class RoleExample:
     labels: list[str | None]
     source: str
     raw_labels: list[str] = field(default_factory=list)
+
+
+def example_passages(ex: Example) -> list[dict[str, Any]]:
+    """The candidates of an example as ranker input (with the dataset's sentence split)."""
+    return [
+        {"title": d.title, "text": d.text, "id": d.doc_id, "sentences": list(d.sentences)}
+        for d in ex.candidates
+    ]

@@ -1,9 +1,9 @@
-"""Silver sentence labels for PubMedQA non-test questions (DESIGN §4).
+"""Silver sentence labels for PubMedQA non-test questions (docs/evaluation.md).
 
 PubMedQA's abstracts come without their conclusion; the withheld conclusion is the question's
 ``long_answer``. The sentences of the abstract closest to it (by ROUGE-1 F1) are likely the
 evidence, so they serve as silver rationale sentences for stage-1 training
-(source ``"pubmedqa-silver"`` in :class:`logrerank.training.stages.TrainConfig`).
+(source ``"pubmedqa-silver"`` in :class:`logrerank.training.config.TrainConfig`).
 
 Leakage rule: only the non-test questions are used, and every candidate whose doc id is one of
 the 500 official PubMedQA test PMIDs is removed from the pool, so no test abstract is seen in
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from logrerank.data.readers import default_data_root
+from logrerank.data.common import default_data_root
 from logrerank.data.schema import Example
 
 #: Name of the training source built here.
@@ -95,9 +95,9 @@ def _top(scores: list[float], top: int, min_f1: float) -> list[int]:
 def pubmedqa_test_ids(data_root: str | os.PathLike[str] | None = None) -> set[str]:
     """The 500 official PubMedQA test PMIDs.
 
-    Read as :func:`~logrerank.data.readers.read_pubmedqa` does: the keys of
+    Read as :func:`~logrerank.data.pubmedqa.read_pubmedqa` does: the keys of
     ``<data_root>/pubmedqa/test_ground_truth.json`` (``data_root`` defaults to
-    :func:`~logrerank.data.readers.default_data_root`), as strings.
+    :func:`~logrerank.data.common.default_data_root`), as strings.
     """
     root = Path(data_root) if data_root is not None else default_data_root()
     with open(root / "pubmedqa" / "test_ground_truth.json", encoding="utf-8") as f:
@@ -124,7 +124,7 @@ def silver_examples(
         top: Silver sentences per gold abstract at most.
         min_f1: Minimum ROUGE-1 F1 of a silver sentence.
         roles: When given, only sentences whose PubMedQA section role (``ex.roles[gold]``,
-            mapped by :data:`~logrerank.data.readers.PUBMEDQA_ROLE_MAP` to background / method /
+            mapped by :data:`~logrerank.data.headings.PUBMEDQA_ROLE_MAP` to background / method /
             result) is in this set can be silver. ``{"result"}`` keeps the labels on findings:
             with any role, 24 % of the chosen sentences are an abstract's first sentence (SciFact
             gold: 3 %), mostly objectives that restate the question as the conclusion does.

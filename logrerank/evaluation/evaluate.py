@@ -13,18 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..data.schema import Example
+from ..data.schema import Example, example_passages
 from .metrics import evaluate_query, macro_average
 
 MULTI_HOP = {"hotpotqa", "musique"}
-
-
-def example_passages(ex: Example) -> list[dict[str, Any]]:
-    """The candidates of an example as ranker input (with the dataset's sentence split)."""
-    return [
-        {"title": d.title, "text": d.text, "id": d.doc_id, "sentences": list(d.sentences)}
-        for d in ex.candidates
-    ]
 
 
 def evaluate(

@@ -25,6 +25,10 @@ Conventions shared by every function in this module:
   occupy a slot in the top k) but are scored as ``g_i = 0``. A system that
   repeats an id therefore gains nothing and loses the slot.
 * Duplicate ids in ``gold_ids`` are collapsed (gold is treated as a set).
+
+Two functions compare two rankings with each other rather than one ranking with gold ids (the
+app's "Comparison" tab, LoG against each baseline): :func:`overlap_at` and :func:`kendall_tau`.
+The gold conventions above do not apply to them; they return NaN when undefined.
 """
 
 from __future__ import annotations
@@ -38,8 +42,10 @@ __all__ = [
     "coverage_at_k",
     "evaluate_query",
     "gold_labels",
+    "kendall_tau",
     "macro_average",
     "ndcg_at_k",
+    "overlap_at",
     "recall_at_k",
 ]
 
@@ -282,3 +288,55 @@ def macro_average(per_query: Sequence[Mapping[str, float]]) -> dict[str, float]:
             )
     n = len(per_query)
     return {key: 100.0 * sum(m[key] for m in per_query) / n for key in keys}
+
+
+# --------------------------------------------------------------------------- ranking agreement
+def overlap_at(a: Sequence[Hashable], b: Sequence[Hashable], k: int) -> float:
+    """Share of the top k that two rankings have in common.
+
+    ``overlap@k = |top_k(a) ∩ top_k(b)| / k'`` with ``k' = min(k, |a|, |b|)`` (k capped by the
+    list lengths).
+
+    Args:
+        a: One ranking (ids, best first).
+        b: The other ranking.
+        k: Cut-off.
+
+    Returns:
+        The overlap in [0, 1]; NaN when ``k'`` is 0.
+    """
+    k = min(k, len(a), len(b))
+    return len(set(a[:k]) & set(b[:k])) / k if k else float("nan")
+
+
+def kendall_tau(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Kendall's tau-b between two orderings of the same items.
+
+    Over the ``n`` items of ``a`` that also occur in ``b`` (items only in one are ignored),
+    with ``x_i`` the position in ``a`` and ``y_i`` the position in ``b``::
+
+        tau_b = sum_{i,j} sgn(x_i - x_j) sgn(y_i - y_j)
+                / sqrt(#{(i,j): x_i != x_j} * #{(i,j): y_i != y_j})
+
+    (sums over all ordered pairs ``(i, j)``; tied pairs add 0 to the numerator).
+
+    Args:
+        a: One ordering (ids, best first).
+        b: The other ordering.
+
+    Returns:
+        tau in [-1, 1] (1 = same order, -1 = reversed); NaN for fewer than 2 common items.
+    """
+    import numpy as np
+
+    common = [x for x in a if x in set(b)]
+    if len(common) < 2:
+        return float("nan")
+    rb = {x: i for i, x in enumerate(b)}
+    x = np.arange(len(common), dtype=float)
+    y = np.array([rb[c] for c in common], dtype=float)
+    dx = np.sign(x[:, None] - x[None, :])
+    dy = np.sign(y[:, None] - y[None, :])
+    num = float((dx * dy).sum())
+    den = math.sqrt(float((dx != 0).sum()) * float((dy != 0).sum()))
+    return num / den if den else float("nan")

@@ -38,7 +38,7 @@ def graph_stats(model, encs, taus: list[float]) -> dict[float, dict[str, float]]
 
 def main(argv: list[str] | None = None) -> None:
     from ..data.pools import load_benchmark
-    from ..evaluation.evaluate import example_passages
+    from ..data.schema import example_passages
     from ..pipeline import LoGReranker
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

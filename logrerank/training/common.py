@@ -26,39 +26,6 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def freeze_encoder_layers(encoder: nn.Module, trainable_layers: int) -> list[str]:
-    """Freeze a BERT-like encoder except its top ``trainable_layers`` transformer layers.
-
-    Embeddings and the lower layers stay at the packaged weights, so a checkpoint stores only the
-    top layers (about 7 MB each for MiniLM) and backward stops early (faster on CPU).
-
-    Returns:
-        Names of the trainable encoder parameters.
-    """
-    for p in encoder.parameters():
-        p.requires_grad = False
-    layers = None
-    for attr in ("encoder.layer", "layers", "encoder.layers"):
-        obj = encoder
-        try:
-            for part in attr.split("."):
-                obj = getattr(obj, part)
-            layers = obj
-            break
-        except AttributeError:
-            continue
-    if layers is None or trainable_layers <= 0:
-        return []
-    names = []
-    for layer in list(layers)[-trainable_layers:]:
-        for p in layer.parameters():
-            p.requires_grad = True
-    for n, p in encoder.named_parameters():
-        if p.requires_grad:
-            names.append(n)
-    return names
-
-
 def make_optimizer(
     params: list[nn.Parameter] | list[dict[str, Any]],
     lr: float,

@@ -1,0 +1,242 @@
+"""State of the Gradio app: the shared models, the user's knobs and session, one call's result.
+
+* :class:`Backend` holds the models, loaded once per process: the LoG reranker, the bundled
+  cross-encoder (wrapped so that repeated ``(query, text)`` pairs are not re-scored) and the
+  library baselines of :mod:`logrerank.rankers` used for the comparison columns.
+* :class:`Knobs` are the graph / context settings a user can change without re-running the
+  transformer.
+* :class:`Session` is the per-user state (``gr.State``): the cached :class:`Encoded` of the
+  current input, the baseline rankings and the latest LoG ranking.
+* :class:`Result` is everything the page shows after one handler call.
+
+No Gradio imports: the handlers of :mod:`logrerank.app.handlers` build and return these.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..baselines.cross_encoder import MemoCrossEncoder
+from ..config import ContextConfig, GraphConfig
+from ..types import Ranking
+
+TABLE_COLUMNS = [
+    "rank",
+    "Δ vs CE",
+    "passage",
+    "sentence",
+    "role",
+    "P(background)",
+    "P(method)",
+    "P(result)",
+    "local",
+    "global",
+    "cross-encoder",
+    "CE rank",
+    "BM25",
+    "text",
+]
+"""Columns of the ranking table (:func:`logrerank.app.tables.ranking_table`)."""
+
+METRIC_COLUMNS = ["level", "LoG vs", "overlap@5", "overlap@10", "Kendall τ"]
+"""Columns of the agreement table of the comparison tab."""
+
+ABLATIONS: dict[str, str] = {
+    "graph stage (GAT)": "use_global",
+    "cross-passage similarity edges": "cross_passage",
+    "typed relations": "typed",
+}
+"""Ablation checkbox labels -> :meth:`LoGReranker.rank_encoded` switches (unchecked = off)."""
+
+APP_PASSAGE_CACHE_MB = 128.0
+"""Passage cache of the app's LoG model (:attr:`LoGReranker.passage_cache_mb`): a new question
+over passages already seen runs only the query and the joint layer (about 4 pools of 50)."""
+
+
+# ---------------------------------------------------------------------------------- models
+@dataclass
+class Backend:
+    """Models shared by every user of one app process.
+
+    Attributes:
+        log: the LoG reranker.
+        cross_encoder: the (memoised) cross-encoder, or None when it could not be loaded.
+        cross_encoder_error: why it could not be loaded.
+    """
+
+    log: Any
+    cross_encoder: Any = None
+    cross_encoder_error: str | None = None
+    _rankers: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(cls, log_model: Any = None, cross_encoder: Any = "default") -> Backend:
+        """Load the models once (LoG from ``checkpoints/``, the bundled cross-encoder).
+
+        Args:
+            log_model: an already loaded :class:`LoGReranker` (None = ``from_pretrained()``).
+            cross_encoder: a loaded CrossEncoder, ``"default"`` for the bundled one, or None to
+                run without it (the comparison then shows it as unavailable).
+        """
+        if log_model is None:
+            from ..pipeline import LoGReranker
+
+            log_model = LoGReranker.from_pretrained()
+            log_model.passage_cache_mb = APP_PASSAGE_CACHE_MB
+        ce, error = None, None
+        if cross_encoder == "default":
+            try:
+                from ..models.cross_encoder import CrossEncoder
+
+                cross_encoder = CrossEncoder(None)
+            except Exception as exc:  # degrade visibly, never crash the app
+                cross_encoder, error = None, f"{type(exc).__name__}: {exc}"
+        if cross_encoder is not None:
+            ce = MemoCrossEncoder.wrap(cross_encoder)
+        elif error is None:
+            error = "no cross-encoder loaded"
+        return cls(log=log_model, cross_encoder=ce, cross_encoder_error=error)
+
+    def rankers(self) -> dict[str, Any]:
+        """Library baselines for the comparison (built once; see :mod:`logrerank.rankers`)."""
+        if not self._rankers:
+            from ..rankers import Models, build_rankers
+
+            names = ["bm25", "bm25-sent", "evidence-graph"]
+            if self.cross_encoder is not None:
+                names.append("cross-encoder-sent")
+            self._rankers = build_rankers(names, Models(_log=self.log, _ce=self.cross_encoder))
+        return self._rankers
+
+    def ce_stage(self, blend: float) -> Any:
+        """The cross-encoder stage (blend with the first pass) over BM25, ``blend`` = CE share."""
+        from ..baselines.bm25 import BM25Reranker
+        from ..baselines.cross_encoder_stage import CrossEncoderStage
+
+        spec = self.cross_encoder if self.cross_encoder is not None else "missing-cross-encoder"
+        return CrossEncoderStage(BM25Reranker("passage"), spec, blend_weight=float(blend))
+
+    def model_rows(self) -> list[tuple[str, str, bool | None]]:
+        """``(what, source, trained)`` per model for the status panel."""
+        rows = [("LoG reranker", str(self.log.source), bool(self.log.config.trained))]
+        if self.cross_encoder is not None:
+            rows.append(
+                ("cross-encoder", str(self.cross_encoder.source), bool(self.cross_encoder.trained))
+            )
+        else:
+            rows.append(("cross-encoder", self.cross_encoder_error or "not loaded", None))
+        return rows
+
+    def device_info(self) -> tuple[str, str]:
+        """(device, precision) of the LoG model."""
+        prec = str(self.log.autocast_dtype or "float32").replace("torch.", "")
+        return str(self.log.device_), prec
+
+
+# ---------------------------------------------------------------------------------- state
+@dataclass
+class Knobs:
+    """Graph/context settings the user can change without re-running the transformer."""
+
+    top_k: int = 10  # context units K (eq. 17), also the marked nodes of the graph
+    tau_sim: float = 0.75  # similarity threshold (eq. 10)
+    delta: float = 0.25  # max |z_u - z_v| for a similarity edge (eq. 10)
+    k: int = 8  # similar neighbours kept per node (eq. 10)
+    blend: float = 0.5  # cross-encoder share in the cross-encoder stage
+    switches: tuple[str, ...] = tuple(ABLATIONS)  # enabled parts (unchecked = ablated)
+    graph_top_n: int = 0  # graph view: top-N nodes and their neighbours (0 = all)
+
+    @classmethod
+    def make(
+        cls,
+        top_k: Any = 10,
+        tau_sim: Any = 0.75,
+        delta: Any = 0.25,
+        k: Any = 8,
+        blend: Any = 0.5,
+        switches: Any = None,
+        graph_top_n: Any = 0,
+    ) -> Knobs:
+        """Knobs from raw widget values, clamped to valid ranges (None = default)."""
+
+        def num(x: Any, default: float, lo: float, hi: float) -> float:
+            try:
+                v = float(x)
+            except (TypeError, ValueError):
+                return default
+            return default if not math.isfinite(v) else min(hi, max(lo, v))
+
+        sw = tuple(ABLATIONS) if switches is None else tuple(s for s in switches if s in ABLATIONS)
+        return cls(
+            top_k=int(num(top_k, 10, 1, 100)),
+            tau_sim=num(tau_sim, 0.75, -1.0, 1.0),
+            delta=num(delta, 0.25, 0.0, 1.0),
+            k=int(num(k, 8, 0, 64)),
+            blend=num(blend, 0.5, 0.0, 1.0),
+            switches=sw,
+            graph_top_n=int(num(graph_top_n, 0, 0, 100_000)),
+        )
+
+    def rank_kwargs(self, base: GraphConfig, ctx: ContextConfig) -> dict[str, Any]:
+        """Keyword arguments of :meth:`LoGReranker.rank_encoded`."""
+        return {
+            "graph": dataclasses.replace(
+                base, tau_sim=self.tau_sim, delta=self.delta, top_k=self.k
+            ),
+            "context": dataclasses.replace(ctx, top_k=self.top_k),
+            **{v: (label in self.switches) for label, v in ABLATIONS.items()},
+        }
+
+
+@dataclass
+class Session:
+    """Per-user state (kept in ``gr.State``)."""
+
+    key: Any = None  # (question, ((title, text), ...)) of the cached input
+    encoded: Any = None  # logrerank.results.Encoded
+    baselines: dict[str, Ranking] = field(default_factory=dict)  # fixed baseline rankings
+    baseline_timings: dict[str, float] = field(default_factory=dict)
+    ranking: Ranking | None = None  # latest LoG ranking
+    local_ranks: dict[int, int] = field(default_factory=dict)  # node -> rank by local alone
+    signals: dict[int, dict[str, Any]] = field(default_factory=dict)  # node -> baseline scores
+    knobs: Knobs = field(default_factory=Knobs)
+    encodes: int = 0  # transformer passes in this session
+    recomputes: int = 0  # graph-stage recomputations from cache
+
+
+@dataclass
+class Result:
+    """Everything the page shows after one handler call."""
+
+    status: str
+    graph: str = ""
+    table: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=TABLE_COLUMNS))
+    heat: str = ""
+    compare: str = ""
+    slope: Any = None  # plotly Figure
+    metrics: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=METRIC_COLUMNS))
+    context_prompt: str = ""
+    context_json: str = "[]"
+    context_file: str | None = None
+    tokens: str = ""
+    explain_choices: list[tuple[str, int]] = field(default_factory=list)
+    explain_value: int | None = None
+    explain: str = ""
+    session: Session = field(default_factory=Session)
+
+
+__all__ = [
+    "ABLATIONS",
+    "APP_PASSAGE_CACHE_MB",
+    "METRIC_COLUMNS",
+    "TABLE_COLUMNS",
+    "Backend",
+    "Knobs",
+    "Result",
+    "Session",
+]

@@ -1,0 +1,229 @@
+"""Tables of the Gradio app: the ranking table, baseline signals and the comparison tab's data.
+
+* :func:`ranking_table` is the "Ranking" tab: one row per sentence in LoG order;
+* :func:`baseline_signals` aligns the cross-encoder and BM25 sentence scores with LoG's nodes
+  (for the table, the graph tooltips and the explain view);
+* :func:`comparison` builds the "Comparison" tab: side-by-side top-10 lists, the agreement
+  table (overlap@k and Kendall's tau of :mod:`logrerank.evaluation.metrics`) and the slope chart.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from ..evaluation.metrics import kendall_tau, overlap_at
+from ..types import Ranking
+from . import compare_view, viz
+from .state import METRIC_COLUMNS, TABLE_COLUMNS, Knobs
+
+SENT_CE, SENT_BM25 = "cross-encoder (sentences)", "BM25 (sentences)"
+PASS_LOG, PASS_STAGE = "LoG (best sentence)", "cross-encoder stage"
+PASS_BM25, PASS_GRAPH = "BM25", "evidence-graph selector"
+
+
+def baseline_signals(ranking: Ranking, baselines: dict[str, Ranking]) -> dict[int, dict[str, Any]]:
+    """Per LoG node: cross-encoder and BM25 sentence scores and ranks (aligned by position)."""
+    out: dict[int, dict[str, Any]] = {s.node: {} for s in ranking.sentences}
+    pos = {(s.passage_idx, s.sent_idx): s.node for s in ranking.sentences}
+    for name, key in (("cross-encoder-sent", "ce"), ("bm25-sent", "bm25")):
+        b = baselines.get(name)
+        if b is None:
+            continue
+        for s in b.sentences:
+            n = pos.get((s.passage_idx, s.sent_idx))
+            if n is not None:
+                out[n][key] = s.score
+                out[n][key + "_rank"] = s.rank
+    return out
+
+
+def ranking_table(
+    ranking: Ranking, signals: dict[int, dict[str, Any]] | None = None
+) -> pd.DataFrame:
+    """One row per sentence in rank order (text is plain text, never HTML).
+
+    ``Δ vs CE`` is the cross-encoder rank minus the LoG rank: positive = LoG ranks it higher.
+    """
+    signals = signals or {}
+    rows = []
+
+    def r4(x: float | None) -> float | None:
+        return round(x, 4) if x is not None and math.isfinite(x) else None
+
+    for s in ranking.sentences:
+        sig = signals.get(s.node, {})
+        probs = s.role_probs or [None] * 3
+        ce_rank = sig.get("ce_rank")
+        rows.append(
+            [
+                s.rank,
+                (ce_rank - s.rank) if ce_rank is not None else None,
+                s.passage_idx + 1,
+                s.sent_idx + 1,
+                s.role,
+                *(round(p, 3) if p is not None else None for p in probs),
+                r4(s.local_score),
+                r4(s.global_score),
+                r4(sig.get("ce")),
+                ce_rank,
+                r4(sig.get("bm25")),
+                s.text,
+            ]
+        )
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def passage_ranks(rankings: dict[str, Ranking]) -> dict[str, dict[int, int]]:
+    """Other rankers' passage ranks for the heat view's headers, ``{ranker: {idx: rank}}``."""
+    names = {"ce-stage": "CE stage", "bm25": "BM25", "evidence-graph": "evidence graph"}
+    out = {}
+    for key, label in names.items():
+        r = rankings.get(key)
+        if r is not None:
+            out[label] = {p.passage_idx: p.rank for p in r.passages_ranked}
+    return out
+
+
+def comparison(
+    ranking: Ranking, local: Ranking, rankings: dict[str, Ranking], knobs: Knobs
+) -> tuple[str, pd.DataFrame, Any]:
+    """Side-by-side top-10 lists, overlap / Kendall tau table and the slope chart.
+
+    Args:
+        ranking: the LoG ranking.
+        local: the LoG ranking by the local scores alone.
+        rankings: the baselines' rankings by name (``cross-encoder-sent``, ``bm25-sent``,
+            ``ce-stage``, ``bm25``, ``evidence-graph``; missing ones are left out).
+        knobs: the current knobs (ablation switches, blend weight).
+
+    Returns:
+        ``(html, metrics table, slope figure or None)``.
+    """
+
+    def sent_items(r: Ranking) -> list[tuple[Any, str, str, str | None]]:
+        return [
+            ((s.passage_idx, s.sent_idx), viz.sentence_ref(s), s.text, s.role) for s in r.sentences
+        ]
+
+    role_of = {(s.passage_idx, s.sent_idx): s.role for s in ranking.sentences}
+    text_of = {(s.passage_idx, s.sent_idx): s.text for s in ranking.sentences}
+    log_name = "LoG (global)" if "graph stage (GAT)" in knobs.switches else "LoG (local only)"
+    sent_cols = [{"name": log_name, "items": sent_items(ranking)}]
+    ce = rankings.get("cross-encoder-sent")
+    if ce is not None:
+        sent_cols.append({"name": SENT_CE, "items": sent_items(ce), "note": _note(ce)})
+    bm = rankings.get("bm25-sent")
+    if bm is not None:
+        sent_cols.append({"name": SENT_BM25, "items": sent_items(bm)})
+    for c in sent_cols:
+        c["items"] = [(k, lab, t, role_of.get(k)) for k, lab, t, _ in c["items"]]
+
+    def pass_items(r: Ranking) -> list[tuple[Any, str, str, str | None]]:
+        out = []
+        for p in r.passages_ranked:
+            title = r.passages[p.passage_idx].title
+            text = r.passages[p.passage_idx].text
+            label = f"P{p.passage_idx + 1}" + (f" · {title}" if title else "")
+            out.append((p.passage_idx, label, "" if title else text, None))
+        return out
+
+    stage = rankings.get("ce-stage")
+    pass_cols = [{"name": PASS_LOG, "items": pass_items(ranking)}]
+    if stage is not None:
+        pass_cols.append(
+            {
+                "name": f"{PASS_STAGE} (BM25 top-25 → CE, blend {knobs.blend:.2f})",
+                "items": pass_items(stage),
+                "note": _note(stage),
+            }
+        )
+    for key, name in (("bm25", PASS_BM25), ("evidence-graph", PASS_GRAPH)):
+        if rankings.get(key) is not None:
+            pass_cols.append(
+                {"name": name, "items": pass_items(rankings[key]), "note": _note(rankings[key])}
+            )
+
+    sent_ref = SENT_CE if ce is not None else log_name
+    pass_ref = pass_cols[1]["name"] if stage is not None else PASS_LOG
+    html_parts = [
+        "<div style='font-size:13px;color:#444'>Arrows: rank shift against the cross-encoder "
+        "(▲ = ranked higher than the cross-encoder did, ▼ = lower). Left border = role.</div>",
+        compare_view.comparison_columns_html("Sentences: top-10", sent_cols, sent_ref),
+        compare_view.comparison_columns_html("Passages: top-10 order", pass_cols, pass_ref),
+    ]
+
+    log_s = [k for k, *_ in sent_items(ranking)]
+    log_p = [p.passage_idx for p in ranking.passages_ranked]
+    rows = []
+    for name, r in (
+        ("cross-encoder (sentences)", ce),
+        ("BM25 (sentences)", bm),
+        ("LoG local only", local),
+    ):
+        if r is None or not r.sentences:
+            continue
+        other = [(s.passage_idx, s.sent_idx) for s in r.sentences]
+        rows.append(
+            [
+                "sentence",
+                name,
+                overlap_at(log_s, other, 5),
+                overlap_at(log_s, other, 10),
+                kendall_tau(log_s, other),
+            ]
+        )
+    for key, name in (
+        ("ce-stage", "cross-encoder stage"),
+        ("bm25", "BM25"),
+        ("evidence-graph", "evidence-graph selector"),
+    ):
+        r = rankings.get(key)
+        if r is None:
+            continue
+        other = r.passage_order()
+        rows.append(
+            [
+                "passage",
+                name,
+                overlap_at(log_p, other, 5),
+                overlap_at(log_p, other, 10),
+                kendall_tau(log_p, other),
+            ]
+        )
+    metrics = pd.DataFrame(rows, columns=METRIC_COLUMNS).round(3)
+
+    slope = None
+    if ce is not None:
+        left = [((s.passage_idx, s.sent_idx), s.rank) for s in ce.sentences]
+        right = [((s.passage_idx, s.sent_idx), s.rank) for s in ranking.sentences]
+        labels = {k: f"P{k[0] + 1}·S{k[1] + 1}: {t}" for k, t in text_of.items()}
+        slope = compare_view.slope_figure(
+            left, right, labels, role_of, "cross-encoder", log_name, k=10
+        )
+    return "".join(html_parts), metrics, slope
+
+
+def _note(r: Ranking) -> str:
+    """A column note: degraded (with its warnings) or untrained, else empty."""
+    if r.info.get("degraded"):
+        return "degraded: " + "; ".join(r.warnings)
+    if r.info.get("trained") is False:
+        return "untrained model"
+    return ""
+
+
+__all__ = [
+    "PASS_BM25",
+    "PASS_GRAPH",
+    "PASS_LOG",
+    "PASS_STAGE",
+    "SENT_BM25",
+    "SENT_CE",
+    "baseline_signals",
+    "comparison",
+    "passage_ranks",
+    "ranking_table",
+]

@@ -1,0 +1,136 @@
+"""``logrerank eval``: evaluate rankers on a benchmark, every ranker on the same pools."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..types import InputError
+
+
+def load_eval_examples(args: argparse.Namespace):
+    """``(benchmark name, examples, stats)`` from ``--benchmark`` or explicit files.
+
+    Raises:
+        InputError: no benchmark given, mismatched files, or the data is missing.
+    """
+    from ..data import pools, read_citation_integrity, read_hotpotqa, read_musique, read_scifact
+
+    if args.claims or args.corpus:
+        if not (args.claims and args.corpus):
+            raise InputError("--claims and --corpus go together (SciFact format)")
+        name = args.benchmark or "scifact"
+        reader = read_citation_integrity if name == "citint" else read_scifact
+        queries, corpus = reader(args.claims, args.corpus)
+        if args.limit:
+            queries = queries[: args.limit]
+        examples, stats = pools.build_or_load_pools(name, queries, corpus)
+        return name, examples, {"claims": args.claims, "corpus": args.corpus, **stats}
+    if args.file:
+        name = args.benchmark or "hotpotqa"
+        if name not in ("hotpotqa", "musique"):
+            raise InputError(
+                "--file takes HotpotQA or MuSiQue format: --benchmark hotpotqa|musique"
+            )
+        read = read_hotpotqa if name == "hotpotqa" else read_musique
+        examples = read(args.file)[: args.limit or None]
+        return name, examples, {"file": args.file, "n_examples": len(examples)}
+    if not args.benchmark:
+        raise InputError("pass --benchmark NAME, or --claims/--corpus, or --file")
+    try:
+        examples, stats = pools.load_benchmark(
+            args.benchmark, data_root=args.data_root, split=args.split, limit=args.limit
+        )
+    except (ValueError, FileNotFoundError) as exc:
+        raise InputError(str(exc)) from exc
+    return stats.get("benchmark", args.benchmark), examples, stats
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Rank every query with every ranker, print the metrics table, write results if asked."""
+    import time
+
+    from ..evaluation.evaluate import MULTI_HOP, evaluate, results_markdown, write_results
+    from ..rankers import Models, build_rankers
+
+    name, examples, stats = load_eval_examples(args)
+    if not examples:
+        raise InputError("no queries to evaluate")
+    names = [n.strip() for n in args.rankers.split(",") if n.strip()]
+    # One memo for the cross-encoder rankers: each (query, text) pair is scored once per run
+    # (their sec_per_query then reflects memo hits; `logrerank bench` times them without one).
+    models = Models(
+        args.checkpoint, args.cross_encoder, device=args.device, memo_cross_encoder=True
+    )
+    quantized = {}
+    if getattr(args, "quantize", "none") == "int8":
+        from ..quantize import quantize_cross_encoder, quantize_log_reranker
+
+        if any(n.startswith("log") for n in names):
+            quantized["log"] = quantize_log_reranker(models.log)
+        if any(n.startswith(("cross-encoder", "ce-", "evidence-graph-ce")) for n in names):
+            quantized["cross_encoder"] = quantize_cross_encoder(models.cross_encoder)
+    passage_cache_mb = float(getattr(args, "passage_cache_mb", 0.0) or 0.0)
+    if passage_cache_mb < 0:
+        raise InputError("--passage-cache-mb must be >= 0")
+    if passage_cache_mb and any(n.startswith("log") for n in names):
+        models.log.passage_cache_mb = passage_cache_mb
+    rankers = build_rankers(names, models)
+    coverage = (2, 3, 5) if name in MULTI_HOP else ()
+
+    t0 = time.perf_counter()
+    result = evaluate(examples, rankers, k=args.k, coverage_ks=coverage, progress=not args.quiet)
+    meta = {
+        "benchmark": name,
+        "queries": len(examples),
+        "k": args.k,
+        "rankers": names,
+        "command": "logrerank " + " ".join(sys.argv[1:]),
+        "wall_seconds": round(time.perf_counter() - t0, 1),
+        "cross_encoder_memo": True,
+        "quantize": getattr(args, "quantize", "none"),
+        "quantized": quantized,
+        "passage_cache_mb": passage_cache_mb,
+        "pool_stats": {k: v for k, v in stats.items() if not isinstance(v, (list, dict))},
+    }
+    print(results_markdown(result, args.k, coverage))
+    for rname, ws in result["warnings"].items():
+        for w in ws:
+            print(f"warning ({rname}): {w}")
+    if args.out:
+        j, m = write_results(args.out, result, meta, args.k, coverage)
+        print(f"wrote {j} and {m}")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Declare ``eval`` and its options."""
+    e = sub.add_parser("eval", help="evaluate rankers on a benchmark (same pools for all)")
+    e.add_argument("--benchmark", "-b", help="scifact, citint, pubmedqa, hotpotqa, musique")
+    e.add_argument("--split", help="split (default: scifact/citint dev, pubmedqa test, ...)")
+    e.add_argument("--claims", help="SciFact-format claims file (with --corpus)")
+    e.add_argument("--corpus", help="SciFact-format corpus file (with --claims)")
+    e.add_argument("--file", help="HotpotQA / MuSiQue format file (with --benchmark)")
+    e.add_argument("--data-root", help="data folder (default $LOGRERANK_DATA or ../shared/data)")
+    e.add_argument("--rankers", "-r", default="first-pass,bm25,bi-encoder,evidence-graph")
+    e.add_argument("--k", type=int, default=10, help="metric cut-off")
+    e.add_argument("--limit", type=int, help="first N queries only")
+    e.add_argument("--out", "-o", help="folder for results.json and results.md")
+    e.add_argument("--checkpoint", help="LoG checkpoint folder (default: bundled)")
+    e.add_argument("--cross-encoder", help="cross-encoder folder (default: bundled)")
+    e.add_argument("--device", default="auto")
+    e.add_argument(
+        "--quantize",
+        default="none",
+        choices=["none", "int8"],
+        help="int8: dynamic int8 Linear layers in LoG and the cross-encoder (CPU; fp32 activations)",
+    )
+    e.add_argument(
+        "--passage-cache-mb",
+        type=float,
+        default=0.0,
+        help="keep LoG's query-independent passage states across queries, up to this many MiB "
+        "(LoGReranker.passage_cache_mb; pools that share passages then skip the frozen layers)",
+    )
+    e.add_argument("--quiet", action="store_true", help="no progress bar")
+    e.set_defaults(func=cmd_eval)

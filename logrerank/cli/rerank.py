@@ -1,0 +1,136 @@
+"""``logrerank rerank``: rerank the passages of one file for a question and print the ranking."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+from pathlib import Path
+
+from ..types import InputError, Ranking
+
+LIMIT_FLAGS = {
+    "max_passages": "--max-passages",
+    "max_chars_per_passage": "--max-chars-per-passage",
+    "max_total_chars": "--max-total-chars",
+    "max_question_chars": "--max-question-chars",
+    "max_upload_bytes": "--max-file-bytes",
+}
+"""Limits fields -> ``rerank`` flags (see :class:`logrerank.limits.Limits`)."""
+
+
+def format_ranking(ranking: Ranking, top: int = 10, width: int = 100) -> str:
+    """A readable text view: model status, top sentences, passage order, timings, warnings."""
+    lines = [f"ranker: {ranking.ranker}   model: {ranking.info.get('model', '?')}"]
+    if ranking.intent_probs:
+        intent = ", ".join(f"{r} {p:.2f}" for r, p in zip(("bg", "mt", "rs"), ranking.intent_probs))
+        lines.append(f"query intent: {intent}")
+    lines.append(f"\nTop {min(top, len(ranking.sentences))} sentences:")
+    for s in ranking.sentences[:top]:
+        g = f"{s.global_score:.3f}" if s.global_score is not None else "  -  "
+        head = f"{s.rank:>3}. [p{s.passage_idx + 1}.s{s.sent_idx + 1} {s.role or '?':<10}] "
+        head += f"local {s.local_score:.3f} global {g}  "
+        body = textwrap.shorten(s.text.replace("\n", " "), width=max(20, width - len(head)))
+        lines.append(head + body)
+    order = ", ".join(str(p.passage_idx + 1) for p in ranking.passages_ranked)
+    lines.append(f"\nPassage order (by best sentence): {order}")
+    if ranking.timings:
+        lines.append("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in ranking.timings.items()))
+    for w in ranking.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)
+
+
+def limits_from_args(args: argparse.Namespace):
+    """The :class:`~logrerank.limits.Limits` given by the ``--max-*`` flags (defaults otherwise).
+
+    Raises:
+        InputError: a flag that is not a positive integer (named in the message).
+    """
+    from ..limits import DEFAULT_LIMITS, Limits
+
+    values = {}
+    for field, flag in LIMIT_FLAGS.items():
+        v = getattr(args, field, None)
+        if v is None:
+            continue
+        if v < 1:
+            raise InputError(f"{flag} must be a positive integer, got {v}")
+        values[field] = v
+    strict = bool(getattr(args, "strict_limits", False))
+    return Limits(**values, strict=strict) if values or strict else DEFAULT_LIMITS
+
+
+def cmd_rerank(args: argparse.Namespace) -> int:
+    """Read the passages, rerank them with LoG, print (and optionally write) the ranking."""
+    from ..io import prepare_input, read_passages_file
+    from ..pipeline import LoGReranker
+
+    limits = limits_from_args(args)
+    question, passages = read_passages_file(args.passages, max_bytes=limits.max_upload_bytes)
+    query = args.query or question
+    if not query:
+        raise InputError("no question: pass --query (or a {'question', 'ctxs'} JSON file)")
+    prepare_input(query, passages, limits)  # bad input fails before the model loads
+    model = LoGReranker.from_pretrained(args.checkpoint, device=args.device)
+    model.limits = limits
+    switches = {}
+    if args.local_only:
+        switches["use_global"] = False
+    if args.no_cross:
+        switches["cross_passage"] = False
+    if args.untyped:
+        switches["typed"] = False
+    ranking = model.rerank(query, passages, **switches)
+    print(format_ranking(ranking, top=args.top))
+    if args.out:
+        Path(args.out).write_text(json.dumps(ranking.to_dict(), indent=1), encoding="utf-8")
+        print(f"\nwrote {args.out}")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Declare ``rerank`` and its options."""
+    from ..limits import DEFAULT_LIMITS as L
+
+    r = sub.add_parser("rerank", help="rerank passages for a question and print the ranking")
+    r.add_argument("--query", "-q", help="the question (optional if the JSON file has one)")
+    r.add_argument("--passages", "-p", required=True, help="passages: .json, .jsonl or .txt")
+    r.add_argument("--out", "-o", help="write the full ranking as JSON here")
+    r.add_argument("--checkpoint", help="checkpoint folder (default: bundled)")
+    r.add_argument("--device", default="auto", help="auto, cpu, cuda")
+    r.add_argument("--top", type=int, default=10, help="sentences to print")
+    r.add_argument("--local-only", action="store_true", help="ablation: no graph stage")
+    r.add_argument("--no-cross", action="store_true", help="ablation: no cross-passage edges")
+    r.add_argument("--untyped", action="store_true", help="ablation: one edge type")
+    g = r.add_argument_group(
+        "input limits",
+        "Longer input is cut (or dropped from the end) and every cut is printed as a warning; "
+        "--strict-limits rejects it instead.",
+    )
+    g.add_argument("--max-passages", type=int, help=f"passages ranked (default {L.max_passages:,})")
+    g.add_argument(
+        "--max-chars-per-passage",
+        type=int,
+        help=f"characters kept per passage (default {L.max_chars_per_passage:,})",
+    )
+    g.add_argument(
+        "--max-total-chars",
+        type=int,
+        help=f"characters kept over all passages (default {L.max_total_chars:,})",
+    )
+    g.add_argument(
+        "--max-question-chars",
+        type=int,
+        help=f"characters kept of the question (default {L.max_question_chars:,})",
+    )
+    g.add_argument(
+        "--max-file-bytes",
+        type=int,
+        dest="max_upload_bytes",
+        help=f"size limit of the passages file (default {L.max_upload_bytes:,})",
+    )
+    g.add_argument(
+        "--strict-limits", action="store_true", help="reject input over a limit instead of cutting"
+    )
+    r.set_defaults(func=cmd_rerank)

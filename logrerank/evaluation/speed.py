@@ -1,0 +1,258 @@
+"""Speed benchmark: LoG end to end and per stage vs the passage-level cross-encoder and BM25.
+
+Usage::
+
+    logrerank bench --queries 50 --warmup 2 --out runs/bench/speed
+    python bench/speed.py --queries 50 --warmup 2 --out runs/bench/speed   # same thing
+    logrerank bench --queries 50 --quantize int8 --out runs/bench/speed-int8
+    logrerank bench --queries 50 --device cuda --out runs/bench/speed-cuda
+
+On ``--queries`` SciFact dev 50-candidate pools (``logrerank.data``; ``--source synthetic``
+needs no data), in one process, interleaved per query (the order of the three rankers rotates
+from query to query so none of them always runs first):
+
+* **LoG** ``encode`` + ``rank_encoded`` (= ``rerank``), timed end to end and per stage
+  (segment, tokenize, local, graph, global = GAT, context, and ``overhead`` = the rest:
+  input validation, result assembly);
+* **knob change**: ``rank_encoded`` on the cached ``Encoded`` with another ``tau_sim`` (what
+  the app re-runs when a slider moves);
+* **cross-encoder** at passage level (``CrossEncoderRanker``, same MiniLM backbone) on the same
+  passages; neither it nor LoG memoises scores, every measured query is a pool not seen before
+  in the process, and a memo (the app's ``MemoCrossEncoder._memo``) is cleared before each call;
+* **BM25** over the same passages (bm25s).
+
+``--warmup`` further pools run every ranker once untimed first (the first call pays one-off
+costs: pysbd, kernels, allocator). Reported: p50 / p95 / mean seconds per query for each ranker
+and stage, the ratios LoG / cross-encoder (p50 and mean), the share of graph + GAT + context in
+LoG's time, the model load times (LoG, cross-encoder: what the app pays at start-up), and
+memory: the process peak resident set (``ru_maxrss`` / ``VmHWM``) and per phase the peak and
+``VmRSS`` after it (the peak is reset before every phase through ``/proc/self/clear_refs`` where
+Linux allows it; the process peak is tracked across resets). On CUDA also the peak allocated
+GPU memory per phase. The speed targets (bench/README.md) are checked and printed as pass / FAIL.
+
+Writes ``results.json`` (everything, per-query rows included) and ``results.md`` into ``--out``
+and prints the markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .peak_memory import Memory
+from .speed_inputs import scifact_pools, synthetic_pools
+from .speed_report import analyse, check_targets, markdown
+from .speed_runs import load_models, run_bm25, run_ce, run_log
+
+
+def add_speed_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Declare the benchmark's options on ``ap`` (``logrerank bench`` and ``bench/speed.py``)."""
+    ap.add_argument("--queries", type=int, default=20, help="timed pools (default 20)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed pools first (default 2)")
+    ap.add_argument("--checkpoint", default=None, help="LoG checkpoint (default: bundled)")
+    ap.add_argument("--cross-encoder", default=None, help="cross-encoder folder (default: bundled)")
+    ap.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"])
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch default)")
+    ap.add_argument(
+        "--quantize",
+        default="none",
+        choices=["none", "int8"],
+        help="int8: dynamic int8 Linear layers in LoG's encoder and the cross-encoder (CPU)",
+    )
+    ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
+    ap.add_argument(
+        "--segment-cache",
+        default="off",
+        choices=["on", "off"],
+        help="on: LoG's frozen isolated layers once per segment (LoGReranker.segment_cache)",
+    )
+    ap.add_argument(
+        "--pack-length",
+        type=int,
+        default=None,
+        help="LoG's LocalConfig.pack_length: frozen layers on packed rows of N tokens "
+        "(0 = window layout; default: the checkpoint's)",
+    )
+    ap.add_argument(
+        "--passage-cache",
+        default="off",
+        choices=["off", "pool"],
+        help="pool: each pool's passages are put in LoG's cross-call passage cache first, "
+        "untimed (an indexed corpus: LoGReranker.cache_passages), then the question is timed",
+    )
+    ap.add_argument(
+        "--source",
+        default="scifact",
+        choices=["scifact", "synthetic"],
+        help="SciFact dev pools (needs ../shared/data) or synthetic passages (no data)",
+    )
+    ap.add_argument("--passages", type=int, default=50, help="passages per query (default 50)")
+    ap.add_argument("--data-root", default=None, help="data folder (default ../shared/data)")
+    ap.add_argument("--out", default="runs/bench/speed", help="folder for results.json / .md")
+    return ap
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """A stand-alone parser with the benchmark's options."""
+    return add_speed_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]))
+
+
+def measure(
+    pools: list[tuple[str, list[Any]]],
+    log_model: Any,
+    ce: Any,
+    warmup: int = 1,
+    mem: Memory | None = None,
+    prefill: bool = False,
+) -> dict[str, Any]:
+    """Run the interleaved benchmark on ``pools`` (the first ``warmup`` untimed).
+
+    Args:
+        pools: ``(query, passages)`` inputs, all distinct.
+        log_model: a :class:`~logrerank.pipeline.LoGReranker`.
+        ce: a loaded :class:`~logrerank.models.cross_encoder.CrossEncoder`.
+        warmup: leading pools run once per ranker, untimed.
+        mem: memory tracker (a new one when None).
+        prefill: put each pool's passages in LoG's passage cache before timing it.
+
+    Returns:
+        ``{"rows": {"log": [...], "ce": [...], "bm25": [...]}, "warmup_s": {...}, "memory"}``.
+    """
+    from ..baselines.bm25 import BM25Reranker
+    from ..baselines.cross_encoder import CrossEncoderRanker
+
+    mem = mem or Memory()
+    ce_ranker = CrossEncoderRanker(ce, level="passage")
+    bm25 = BM25Reranker("passage")
+    runners = {
+        "log": lambda q, p, i: run_log(log_model, q, p, i, prefill),
+        "ce": lambda q, p, i: run_ce(ce_ranker, q, p),
+        "bm25": lambda q, p, i: run_bm25(bm25, q, p),
+    }
+    names = list(runners)
+    rows: dict[str, list[dict[str, Any]]] = {k: [] for k in names}
+    warm: dict[str, list[float]] = {k: [] for k in names}
+    for i, (query, passages) in enumerate(pools):
+        timed = i >= warmup
+        order = names[i % len(names) :] + names[: i % len(names)]  # rotate: no fixed first
+        for name in order:
+            with mem.phase(name if timed else "warmup"):
+                row = runners[name](query, passages, i)
+            if timed:
+                rows[name].append(row)
+            else:
+                warm[name].append(row["e2e"])
+    return {"rows": rows, "warmup_s": warm, "memory": mem}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark as configured by ``args`` (see :func:`add_speed_arguments`)."""
+    import torch
+
+    from ..types import InputError
+
+    if args.queries < 1 or args.warmup < 0 or args.passages < 1:
+        raise InputError("--queries and --passages must be >= 1, --warmup >= 0")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    n = args.queries + args.warmup
+    t0 = time.perf_counter()
+    if args.source == "scifact":
+        pools = scifact_pools(n, args.passages, args.data_root)
+    else:
+        pools = synthetic_pools(n, args.passages)
+    if len(pools) < n:
+        raise InputError(f"only {len(pools)} pools available, {n} asked for")
+    data_s = time.perf_counter() - t0
+
+    from ..backbone import pick_device
+
+    mem = Memory(cuda=pick_device(args.device).type == "cuda")
+    models = load_models(
+        args.checkpoint,
+        args.cross_encoder,
+        args.device,
+        args.precision,
+        args.quantize,
+        mem,
+    )
+    log_model, ce = models["log"], models["ce"]
+    log_model.segment_cache = args.segment_cache == "on"
+    if args.pack_length is not None:
+        if args.pack_length < 0:
+            raise InputError("--pack-length must be >= 0")
+        log_model.config.local.pack_length = args.pack_length
+    from ..memory import freeze_startup_objects
+
+    frozen = freeze_startup_objects()  # as the app does after start-up: no full-GC pauses
+    prefill = args.passage_cache == "pool"
+    if prefill:
+        log_model.passage_cache_mb = 256.0
+    out = measure(pools, log_model, ce, args.warmup, mem, prefill)
+    a = analyse(out["rows"])
+    memory = mem.report()
+    warnings = sorted({w for r in out["rows"]["log"] for w in r["warnings"]})
+    if not log_model.config.trained:
+        warnings.append(f"LoG model: {log_model.source} (speed is unaffected)")
+    if not ce.trained:
+        warnings.append(f"cross-encoder: {ce.source}")
+    res = {
+        "meta": {
+            "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+            "queries": args.queries,
+            "warmup": args.warmup,
+            "source": args.source,
+            "device": str(log_model.device_),
+            "precision": str(log_model.autocast_dtype or torch.float32).replace("torch.", ""),
+            "ce_precision": str(ce.autocast or torch.float32).replace("torch.", ""),
+            "quantize": args.quantize,
+            "segment_cache": args.segment_cache,
+            "pack_length": log_model.config.local.pack_length,
+            "passage_cache": args.passage_cache,
+            "gc_frozen_objects": frozen,
+            "threads": torch.get_num_threads(),
+            "cpus": os.cpu_count(),
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "log_model": log_model.source,
+            "cross_encoder": ce.source,
+            "data_load_s": data_s,
+            "batch_tokens": log_model.config.local.batch_tokens,
+            "ce_batch_size": ce.batch_size,
+        },
+        "load_s": models["load_s"],
+        "quantize": models["quantize"],
+        "warmup_s": out["warmup_s"],
+        "analysis": a,
+        "memory": memory,
+        "targets": check_targets(a, memory["process_peak_rss_mb"]),
+        "rows": out["rows"],
+        "warnings": warnings,
+    }
+    md = markdown(res)
+    dest = Path(args.out)
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "results.json").write_text(json.dumps(res, indent=1, default=str), encoding="utf-8")
+    (dest / "results.md").write_text(md + "\n", encoding="utf-8")
+    print(md)
+    print(f"\nwrote {dest / 'results.json'} and {dest / 'results.md'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``bench/speed.py``: parse ``argv``, run, one-line errors (exit 2)."""
+    args = build_parser().parse_args(argv)
+    from ..types import InputError
+
+    try:
+        return run(args)
+    except InputError as exc:
+        print(f"speed.py: error: {exc}", file=sys.stderr)
+        return 2

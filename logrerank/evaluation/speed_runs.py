@@ -1,0 +1,203 @@
+"""The timed calls of the speed benchmark: model loading, one LoG, cross-encoder or BM25 call.
+
+Each ``run_*`` function times one ranking of one pool and returns a row of seconds (and token
+counts); :func:`logrerank.evaluation.speed.measure` interleaves them over the pools.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from .peak_memory import Memory
+from .speed_report import GRAPH_STAGES, LOG_STAGES
+
+
+def _sync(device: Any) -> None:
+    """Wait for queued CUDA work (timings end when the device is done)."""
+    if getattr(device, "type", str(device)).startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def load_models(
+    checkpoint: str | None = None,
+    cross_encoder: str | None = None,
+    device: str = "auto",
+    precision: str = "auto",
+    quantize: str = "none",
+    mem: Memory | None = None,
+    which: tuple[str, ...] = ("log", "ce"),
+) -> dict[str, Any]:
+    """Load LoG and/or the cross-encoder, timed (what the app pays at start-up).
+
+    Returns:
+        ``{"log": model, "ce": CrossEncoder, "load_s": {...}, "quantize": {...}}``.
+    """
+    from ..backbone import pick_device
+
+    mem = mem or Memory()
+    dev = pick_device(device)
+    if quantize == "int8":
+        if dev.type != "cpu":
+            from ..types import InputError
+
+            raise InputError("--quantize int8 runs on CPU only: pass --device cpu")
+        precision = "fp32"  # quantised kernels take float32 activations
+    out: dict[str, Any] = {"load_s": {}, "quantize": {}}
+    if "log" in which:
+        from ..pipeline import LoGReranker
+
+        with mem.phase("load_log"):
+            t0 = time.perf_counter()
+            model = LoGReranker.from_pretrained(checkpoint, device=device, precision=precision)
+            _sync(model.device_)
+            out["load_s"]["log"] = time.perf_counter() - t0
+            if quantize == "int8":
+                from ..quantize import quantize_log_reranker
+
+                t0 = time.perf_counter()
+                out["quantize"]["log"] = quantize_log_reranker(model)
+                out["load_s"]["log_quantize"] = time.perf_counter() - t0
+        out["log"] = model
+    if "ce" in which:
+        from ..models.cross_encoder import CrossEncoder
+
+        with mem.phase("load_ce"):
+            t0 = time.perf_counter()
+            ce = CrossEncoder(cross_encoder, device=device, precision=precision)
+            _sync(ce.device)
+            out["load_s"]["cross_encoder"] = time.perf_counter() - t0
+            if quantize == "int8":
+                from ..quantize import quantize_cross_encoder
+
+                t0 = time.perf_counter()
+                out["quantize"]["cross_encoder"] = quantize_cross_encoder(ce)
+                out["load_s"]["cross_encoder_quantize"] = time.perf_counter() - t0
+        out["ce"] = ce
+    return out
+
+
+def clear_memos(*objs: Any) -> None:
+    """Drop any score memo so that a repeated input is never free (``MemoCrossEncoder``'s
+    ``_memo``, an ``lru_cache``'d ``predict``, ``rankers.Models``' encoding cache)."""
+    for obj in objs:
+        memo = getattr(obj, "_memo", None)
+        if isinstance(memo, dict):
+            memo.clear()
+        for name in ("predict", "encode"):
+            fn = getattr(obj, name, None)
+            if hasattr(fn, "cache_clear"):
+                fn.cache_clear()
+        if hasattr(obj, "cache_key"):
+            obj.cache_key, obj.cache_value = None, None
+
+
+def knob_graph(model: Any, i: int) -> Any:
+    """A changed graph setting for query ``i`` (what a τ_sim slider move sends)."""
+    g = model.config.graph
+    taus = (0.6, 0.7, 0.8, 0.9)
+    tau = taus[i % len(taus)]
+    if abs(tau - g.tau_sim) < 1e-9:
+        tau = taus[(i + 1) % len(taus)]
+    return dataclasses.replace(g, tau_sim=tau)
+
+
+# --------------------------------------------------------------------------------------
+# The measured loop
+
+
+def log_tokens(model: Any, enc: Any) -> dict[str, int]:
+    """Tokens LoG's encoder reads for ``enc`` (real and padded as batched), recomputed untimed
+    with the same settings as :meth:`~logrerank.pipeline.LoGReranker.encode`."""
+    from ..tokenize import batches, tokenize
+
+    cfg = model.config
+    per_passage: list[list[str]] = [[] for _ in enc.passages]
+    for s in enc.sentences:
+        per_passage[s.passage_idx].append(s.text)
+    tok = tokenize(
+        model.tokenizer,
+        enc.query,
+        per_passage,
+        min(cfg.backbone.max_length, model._max_positions()),
+        cfg.backbone.max_query_tokens,
+        isolated=cfg.local.isolated_layers > 0,
+    )
+    lengths = [len(w.input_ids) for w in tok.windows]
+    groups = batches(tok.windows, cfg.local.batch_tokens, cfg.local.max_batch_windows)
+    padded = sum(len(g) * max(lengths[i] for i in g) for g in groups)
+    return {"windows": len(lengths), "tokens": sum(lengths), "padded_tokens": padded}
+
+
+def ce_tokens(ce: Any, query: str, passages: list[Any], max_chars: int) -> dict[str, int]:
+    """Tokens the cross-encoder reads for the passage pairs (real and padded as batched)."""
+    from ..io import normalize_passages
+    from ..models.cross_encoder import pair_text
+
+    texts = [pair_text(p, max_chars) for p in normalize_passages(passages)]
+    enc = ce.tokenizer(
+        [query] * len(texts), texts, truncation="longest_first", max_length=ce.max_length
+    )
+    lengths = sorted(len(x) for x in enc["input_ids"])
+    b = ce.batch_size
+    padded = sum(
+        len(lengths[i : i + b]) * lengths[i : i + b][-1] for i in range(0, len(lengths), b)
+    )
+    return {"pairs": len(lengths), "tokens": sum(lengths), "padded_tokens": padded}
+
+
+def run_log(
+    model: Any, query: str, passages: list[Any], i: int = 0, prefill: bool = False
+) -> dict[str, Any]:
+    """One LoG rerank (encode + rank_encoded) timed end to end and per stage, then a knob change.
+
+    ``prefill``: first (untimed) empty the passage cache and put this pool's passages in it.
+    Otherwise the call starts cold: the sentence-split memo is emptied first (pools share
+    passages, and a memo hit would time a lookup instead of segmentation).
+    """
+    from ..segment import clear_cache
+
+    clear_cache()
+    if prefill:
+        model.clear_passage_cache()
+        model.cache_passages(passages)
+    t0 = time.perf_counter()
+    enc = model.encode(query, passages)
+    ranking = model.rank_encoded(enc)
+    _sync(model.device_)
+    e2e = time.perf_counter() - t0
+    t = ranking.timings
+    row = {"e2e": e2e, **{k: float(t.get(k, 0.0)) for k in LOG_STAGES if k != "overhead"}}
+    row["overhead"] = max(0.0, e2e - sum(row[k] for k in LOG_STAGES if k != "overhead"))
+    row["graph_stages"] = sum(row[k] for k in GRAPH_STAGES)
+    t0 = time.perf_counter()
+    model.rank_encoded(enc, graph=knob_graph(model, i))
+    _sync(model.device_)
+    row["knob"] = time.perf_counter() - t0
+    row["sentences"] = len(enc.sentences)
+    row["passages"] = len(enc.passages)
+    row["edges"] = int(sum(ranking.info.get("edge_counts", {}).values()))
+    row.update(log_tokens(model, enc))
+    row["warnings"] = [w for w in ranking.warnings if not w.startswith("model is untrained")]
+    return row
+
+
+def run_ce(ranker: Any, query: str, passages: list[Any]) -> dict[str, Any]:
+    """One passage-level cross-encoder ranking, timed end to end (model time separately)."""
+    clear_memos(ranker.model)
+    t0 = time.perf_counter()
+    r = ranker.rank(query, passages)
+    _sync(ranker.model.device)
+    row = {"e2e": time.perf_counter() - t0, "model": float(r.timings.get("cross_encoder", 0.0))}
+    row.update(ce_tokens(ranker.model, query, passages, ranker.max_chars))
+    return row
+
+
+def run_bm25(ranker: Any, query: str, passages: list[Any]) -> dict[str, Any]:
+    """One BM25 ranking of the passages, timed end to end."""
+    t0 = time.perf_counter()
+    ranker.rank(query, passages)
+    return {"e2e": time.perf_counter() - t0}

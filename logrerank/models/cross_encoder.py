@@ -1,0 +1,327 @@
+"""The cross-encoder model: ``(query, text) -> relevance logit``, loaded offline.
+
+:class:`CrossEncoder` works in the style of the sentence-transformers ``CrossEncoder``: any
+Hugging Face sequence-classification checkpoint folder with one output label (a
+sentence-transformers cross-encoder folder is one), or the project's delta checkpoint
+(:mod:`logrerank.models.delta_checkpoint`), loaded offline from safetensors only. ``None`` loads
+the project's trained cross-encoder from ``checkpoints/cross-encoder/`` when it exists, else the
+packaged all-MiniLM-L6-v2 with a fresh, seeded regression head (``trained = False``: its scores
+are not meaningful yet). :func:`pair_text` is what it reads for a passage.
+
+The rankers built on it (the cross-encoder alone, the cross-encoder stage) are in
+:mod:`logrerank.baselines.cross_encoder` and :mod:`logrerank.baselines.cross_encoder_stage`.
+Nothing is downloaded and no pickle is ever loaded.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..backbone import (
+    PACKAGED,
+    autocast,
+    autocast_dtype,
+    load_tokenizer,
+    packaged_path,
+    pick_device,
+)
+from ..memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
+from ..resources import checkpoint_dir
+from ..types import Passage
+from .delta_checkpoint import DELTA_META, load_delta_checkpoint
+
+HEAD_SEED = 13
+"""Seed of the fresh regression head when a checkpoint has none (e.g. the packaged backbone)."""
+
+DEFAULT_MAX_CHARS = 1000
+"""Passage characters (after the title) shown to the cross-encoder (the cross-encoder stage)."""
+
+
+class CrossEncoderError(RuntimeError):
+    """The cross-encoder cannot be loaded offline (missing folder, no safetensors, bad files)."""
+
+
+def default_checkpoint_dir() -> Path:
+    """Where the project's trained cross-encoder lives.
+
+    ``$LOGRERANK_CHECKPOINTS/cross-encoder`` when the variable is set, else
+    the copy bundled in the package (:func:`logrerank.resources.checkpoint_dir`). It is used by
+    ``CrossEncoder(None)`` only when it holds a ``config.json``.
+    """
+    return checkpoint_dir("cross-encoder")
+
+
+def _head_missing(loading_info: dict[str, Any] | None) -> bool:
+    """Whether some weights (in practice the classification head) were freshly initialised.
+
+    Any weight missing from the checkpoint or re-initialised for a shape mismatch counts
+    (position-id buffers aside): the logits then depend on random weights.
+    """
+    if not loading_info:
+        return False
+    keys = [str(k) for k in loading_info.get("missing_keys") or ()]
+    keys += [str(k) for k in loading_info.get("mismatched_keys") or ()]
+    return any(not k.endswith("position_ids") for k in keys)
+
+
+def sigmoid(x: float) -> float:
+    """Numerically stable logistic function (``nan`` stays ``nan``)."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def pair_text(p: Passage, max_chars: int | None = DEFAULT_MAX_CHARS) -> str:
+    """What the cross-encoder reads for a passage: ``title + ". " + text[:max_chars]``.
+
+    The title (when present) is always kept whole; only the body is cut (the cross-encoder stage
+    reads the title plus the first 1,000 abstract characters). ``max_chars`` None or <= 0 keeps
+    the whole body.
+    """
+    body = p.text[:max_chars] if max_chars and max_chars > 0 else p.text
+    return f"{p.title}. {body}" if p.title else body
+
+
+class CrossEncoder:
+    """A ``(query, text) -> relevance logit`` model (sentence-transformers CrossEncoder style).
+
+    Attributes:
+        path: the folder (or cached hub id) the weights came from.
+        source: human-readable provenance, e.g. ``"checkpoint /x/cross-encoder"`` or
+            ``"UNTRAINED head on packaged all-MiniLM-L6-v2"``.
+        trained: False when some weights (in practice the regression head) were freshly
+            initialised, seeded with :data:`HEAD_SEED`, because the checkpoint lacked them; its
+            logits are then not meaningful relevance scores. True means only "every weight
+            was read from the checkpoint": a model saved with :meth:`save_pretrained` right
+            after loading an untrained head reloads as ``trained``.
+        max_length: token budget per pair (capped by the tokenizer and position table).
+        device: torch device the model runs on.
+        autocast: the autocast dtype (bf16) or None for fp32.
+        batch_size: pairs per forward pass.
+        model: the ``AutoModelForSequenceClassification`` (eval mode).
+        tokenizer: its tokenizer.
+        trim_budget_mb: growth of the resident memory within one :meth:`predict` above which
+            the heap is trimmed after a batch (:class:`~logrerank.memory.HeapBudget`).
+    """
+
+    trim_budget_mb: float = TRIM_BUDGET_MB
+
+    def __init__(
+        self,
+        model_name_or_path: str | os.PathLike[str] | None = None,
+        max_length: int = 256,
+        device: str = "auto",
+        precision: str = "auto",
+        batch_size: int = 32,
+    ) -> None:
+        """Load a cross-encoder offline.
+
+        Args:
+            model_name_or_path: a sequence-classification checkpoint folder (or an id already in
+                the local HF cache). None: the trained project checkpoint under
+                :func:`default_checkpoint_dir` when it exists, else the packaged
+                all-MiniLM-L6-v2 with a fresh seeded head (``trained = False``).
+                ``"packaged:all-MiniLM-L6-v2"`` always means the latter.
+            max_length: max tokens per (query, text) pair; longer pairs are cut
+                (``longest_first``).
+            device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ...
+            precision: ``"auto"``/``"bf16"`` (bf16 autocast where supported) or ``"fp32"``.
+            batch_size: pairs per forward pass.
+
+        Raises:
+            CrossEncoderError: the model or tokenizer cannot be loaded offline.
+            ValueError: bad ``max_length``, ``batch_size`` or ``precision``.
+        """
+        if max_length < 8:
+            raise ValueError(f"max_length must be >= 8, got {max_length}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.device = pick_device(device)
+        self.autocast = autocast_dtype(self.device, precision)
+        self.precision = precision
+        self.batch_size = int(batch_size)
+
+        if model_name_or_path in (None, ""):
+            ckpt = default_checkpoint_dir()
+            if (ckpt / "config.json").is_file():
+                path, packaged = str(ckpt), False
+            else:
+                path, packaged = _packaged_path(), True
+        elif str(model_name_or_path) == PACKAGED:
+            path, packaged = _packaged_path(), True
+        else:
+            path, packaged = str(model_name_or_path), False  # checked by _load_model
+        self.path = path
+        self.model, fresh_head = _load_model(path)
+        self.model.to(self.device).eval()
+        try:
+            self.tokenizer = load_tokenizer(path)
+        except Exception as exc:
+            raise CrossEncoderError(f"cannot load the cross-encoder tokenizer: {exc}") from exc
+        self.trained = not fresh_head
+        where = "packaged all-MiniLM-L6-v2" if packaged else path
+        self.source = f"UNTRAINED head on {where}" if fresh_head else f"checkpoint {where}"
+        self.max_length = _cap_length(int(max_length), self.tokenizer, self.model)
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike[str], **kwargs: Any) -> CrossEncoder:
+        """Load a folder written by :meth:`save_pretrained` (or any compatible checkpoint).
+
+        Args:
+            path: the folder.
+            **kwargs: ``max_length``, ``device``, ``precision``, ``batch_size``.
+        """
+        return cls(str(path), **kwargs)
+
+    def save_pretrained(self, path: str | os.PathLike[str]) -> None:
+        """Write ``model.safetensors``, ``config.json`` and the tokenizer files to ``path``.
+
+        Raises:
+            CrossEncoderError: no safetensors file was written.
+        """
+        out = Path(path)
+        out.mkdir(parents=True, exist_ok=True)
+        _save_model(self.model, out)
+        self.tokenizer.save_pretrained(str(out))
+        if not any(out.glob("*.safetensors")):
+            raise CrossEncoderError(f"saving to {str(out)!r} produced no .safetensors file")
+
+    @torch.inference_mode()
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Relevance logits, one per ``(query, text)`` pair, in input order.
+
+        Pairs are tokenised once, sorted by token length and batched so that each batch pads
+        only to its own longest pair; results are returned in the caller's order, so they do
+        not depend on ``batch_size`` (up to float rounding).
+
+        Args:
+            pairs: ``(query, text)`` tuples.
+
+        Returns:
+            Raw logits (higher = more relevant); map with a sigmoid for [0, 1].
+        """
+        if not pairs:
+            return []
+        queries = [str(q) for q, _ in pairs]
+        texts = [str(t) for _, t in pairs]
+        enc = self.tokenizer(
+            queries,
+            texts,
+            truncation="longest_first",
+            max_length=self.max_length,
+            padding=False,
+        )
+        keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
+        lengths = [len(ids) for ids in enc["input_ids"]]
+        order = sorted(range(len(pairs)), key=lambda i: (lengths[i], i))
+        pad_id = self.tokenizer.pad_token_id or 0
+        left = getattr(self.tokenizer, "padding_side", "right") == "left"
+        out = [0.0] * len(pairs)
+        budget = HeapBudget(self.trim_budget_mb)
+        for b in range(0, len(order), self.batch_size):
+            idx = order[b : b + self.batch_size]
+            width = max(lengths[i] for i in idx)
+            batch = {}
+            for k in keys:
+                fill = pad_id if k == "input_ids" else 0
+                rows = []
+                for i in idx:
+                    row = list(enc[k][i])
+                    pad = [fill] * (width - len(row))
+                    rows.append(pad + row if left else row + pad)
+                batch[k] = torch.tensor(rows, dtype=torch.long, device=self.device)
+            with autocast(self.device, self.autocast):
+                logits = self.model(**batch).logits
+            vals = logits.float().reshape(len(idx), -1)[:, 0].cpu().tolist()
+            for i, v in zip(idx, vals):
+                out[i] = float(v)
+            del logits, batch
+            budget.check()  # bounded growth on large inputs (logrerank/memory.py)
+        trim_heap()  # keep a long-running process's RSS flat
+        return out
+
+
+def _packaged_path() -> str:
+    try:
+        return packaged_path()
+    except Exception as exc:
+        raise CrossEncoderError(str(exc)) from exc
+
+
+def _load_model(path: str) -> tuple[torch.nn.Module, bool]:
+    """Load a 1-label sequence classifier offline; returns (model, head_was_fresh)."""
+    from transformers import AutoModelForSequenceClassification
+    from transformers.utils import logging as hf_logging
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise CrossEncoderError(f"cross-encoder path {path!r} is not a folder")
+    if p.is_dir():
+        if not (p / "config.json").is_file():
+            raise CrossEncoderError(f"cross-encoder folder {path!r} has no config.json")
+        if not any(p.glob("*.safetensors")):
+            raise CrossEncoderError(
+                f"cross-encoder folder {path!r} has no .safetensors weights "
+                "(pickle checkpoints are refused)"
+            )
+    elif p.is_absolute() or path.startswith((".", "~")):
+        raise CrossEncoderError(f"cross-encoder folder {path!r} does not exist")
+    if p.is_dir() and (p / DELTA_META).is_file():
+        # Project delta checkpoint: packaged backbone + stored top layers/head
+        # (logrerank/models/delta_checkpoint.py).
+        try:
+            return load_delta_checkpoint(p), False
+        except Exception as exc:
+            raise CrossEncoderError(f"cannot load cross-encoder delta {path!r}: {exc}") from exc
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(HEAD_SEED)
+            model, info = AutoModelForSequenceClassification.from_pretrained(
+                path,
+                local_files_only=True,
+                use_safetensors=True,
+                num_labels=1,
+                output_loading_info=True,
+            )
+    except Exception as exc:
+        raise CrossEncoderError(f"cannot load cross-encoder from {path!r} offline: {exc}") from exc
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    return model.eval(), _head_missing(info)
+
+
+def _save_model(model: torch.nn.Module, out: Path) -> None:
+    import inspect
+
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    params = inspect.signature(model.save_pretrained).parameters
+    if "safe_serialization" in params:  # transformers 4.x; 5.x always writes safetensors
+        model.save_pretrained(str(out), safe_serialization=True)
+    else:
+        model.save_pretrained(str(out))
+
+
+def _cap_length(max_length: int, tokenizer: Any, model: torch.nn.Module) -> int:
+    """``max_length`` capped by the tokenizer's limit and the model's position table."""
+    caps = [max_length]
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tok_max, int) and 0 < tok_max < 100_000:
+        caps.append(tok_max)
+    pos = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    if isinstance(pos, int) and pos > 0:
+        caps.append(pos)
+    return min(caps)

@@ -1,0 +1,148 @@
+"""What the reranker's stages hand on: :class:`Encoded` (the local stage's output, cached across
+knob changes) and the assembly of the final :class:`~logrerank.types.Ranking` from score tensors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from .config import ROLE_NAMES, ScoreConfig
+from .graph import relation_name
+from .scoring import adjust_logits
+from .segment import Span
+from .types import GraphEdge, Passage, Ranking, ScoredSentence
+
+
+@dataclass
+class Encoded:
+    """Everything the graph stages need, computed once per (query, passages)."""
+
+    query: str
+    passages: list[Passage]
+    sentences: list[ScoredSentence]  # document order, scores not yet set
+    passage_of: Tensor  # [N] long
+    h: Tensor  # [N, d] float32 contextual sentence vectors
+    role_probs: Tensor  # [N, 3]
+    local_logits: Tensor  # [N]
+    intent_by_passage: Tensor  # [P, 3] (zeros for passages without sentences)
+    warnings: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    prior_logits: Tensor | None = None  # [N] bi-encoder prior part of local_logits (isolated)
+    # passage cache (LoGReranker.passage_cache_mb): windows whose sentences were all cached
+    # (only the query and the joint layer ran) / all windows; (0, 0) when the cache is off
+    cached_windows: tuple[int, int] = (0, 0)
+
+
+def unscored_sentences(spans: list[list[Span]]) -> tuple[list[ScoredSentence], Tensor]:
+    """The sentences of every passage in document order (node ids ``0..N-1``), scores unset.
+
+    Args:
+        spans: per passage, its sentence spans (:func:`logrerank.segment.passage_spans`).
+
+    Returns:
+        The sentences and ``passage_of`` ``[N]`` (long), the passage of each.
+    """
+    sentences, passage_of = [], []
+    for p, sp in enumerate(spans):
+        for j, s in enumerate(sp):
+            sentences.append(ScoredSentence(len(sentences), p, j, s.text, s.start, s.end, 0.0))
+            passage_of.append(p)
+    return sentences, torch.tensor(passage_of, dtype=torch.long)
+
+
+def final_scores(enc: Encoded, l_global: Tensor | None, score: ScoreConfig) -> Tensor:
+    """``[N]`` final sentence scores: the global logits (the local ones when the graph stage did
+    not run) after the score adjustments of :func:`logrerank.scoring.adjust_logits`, squashed.
+
+    Args:
+        enc: the local stage's output.
+        l_global: ``[N]`` global logits, or None.
+        score: the score adjustment settings.
+    """
+    return torch.sigmoid(
+        adjust_logits(
+            (l_global if l_global is not None else enc.local_logits).float(),
+            enc.passage_of,
+            [s.text for s in enc.sentences],
+            score.merge_duplicates,
+            score.passage_weight,
+            None if enc.prior_logits is None else enc.local_logits - enc.prior_logits,
+            score.head_weight,
+        )
+    )
+
+
+def build_ranking(
+    enc: Encoded,
+    final: Tensor,
+    z_local: Tensor,
+    z_global: Tensor | None,
+    ranker: str,
+) -> Ranking:
+    """Scored sentences and passages of one call (context, edges and info are added after).
+
+    Args:
+        enc: the local stage's output.
+        final: ``[N]`` final sentence scores.
+        z_local: ``[N]`` local scores ``sigmoid(l_local)``.
+        z_global: ``[N]`` global scores, or None when the graph stage did not run.
+        ranker: name recorded in the result.
+    """
+    sentences = []
+    roles = enc.role_probs.argmax(-1).tolist()
+    for s in enc.sentences:
+        n = s.node
+        zl = float(z_local[n])
+        zg = float(z_global[n]) if z_global is not None else None
+        sentences.append(
+            dataclasses.replace(
+                s,
+                score=float(final[n]),
+                role_probs=[float(x) for x in enc.role_probs[n]],
+                role=ROLE_NAMES[roles[n]],
+                local_score=zl,
+                global_score=zg,
+                extra={},
+            )
+        )
+    intent = enc.intent_by_passage
+    has = torch.zeros(len(enc.passages), dtype=torch.bool)
+    has[enc.passage_of] = True
+    return Ranking.from_sentence_scores(
+        enc.query,
+        enc.passages,
+        sentences,
+        ranker,
+        intent_probs=[float(x) for x in intent[has].mean(0)],
+        intent_by_passage=[[float(x) for x in row] for row in intent],
+        warnings=list(enc.warnings),
+    )
+
+
+def graph_edges(data, attention: list[Tensor] | None) -> list[GraphEdge]:
+    """The sentence graph's edges for the result, with per-layer attention when the GAT ran.
+
+    Args:
+        data: the graph from :func:`logrerank.graph.build_graph`.
+        attention: per GAT layer ``[E]`` head-mean attention, or None.
+    """
+    src, dst = data.edge_index.tolist()
+    rel = data.relation_type.tolist()
+    used = data.edge_type.tolist()
+    sim = data.edge_sim.tolist()
+    att = torch.stack(attention, 1).tolist() if attention else None  # [E, layers]
+    return [
+        GraphEdge(
+            u,
+            v,
+            relation_name(r),
+            t,
+            None if c != c else c,  # NaN -> None
+            att[e] if att is not None else None,
+        )
+        for e, (u, v, r, t, c) in enumerate(zip(src, dst, rel, used, sim))
+    ]

@@ -1,0 +1,166 @@
+"""One entry point for every training task: ``logrerank train TASK --config FILE [--set ...]``.
+
+:func:`run_training` loads the task's run config, applies the ``FIELD=VALUE`` overrides (each
+type-checked and checked by the config's own :meth:`~logrerank.jsonconfig.JsonConfig.check`
+before anything loads), checks that the data files and input checkpoints it needs exist, and
+then either returns the plan (``dry_run``) or trains and returns the run summary.
+
+=================  ===========================================  ================================
+task               config class                                 trains
+=================  ===========================================  ================================
+``local``          :class:`~logrerank.training.config.          stage 1 (:mod:`~logrerank.
+                   TrainConfig` (``stage = "local"``)           training.local_stage`)
+``global``         the same (``stage = "global"``)              stage 2 (:mod:`~logrerank.
+                                                                training.global_stage`)
+``crossencoder``   :class:`~logrerank.training.                 the cross-encoder baseline
+                   cross_encoder_config.CrossEncoderTrainConfig`
+``roles``          :class:`~logrerank.models.role_tagger_       the role tagger (:mod:`~logrerank.
+                   config.RoleTaggerConfig`                     training.roles`)
+=================  ===========================================  ================================
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..jsonconfig import ConfigError
+
+TASKS = ("local", "global", "crossencoder", "roles")
+
+
+class MissingTrainingInputError(FileNotFoundError):
+    """A data file or input checkpoint a training run needs does not exist."""
+
+
+def _load(task: str, config_path: str | os.PathLike[str], overrides: list[str]) -> Any:
+    """The task's config from ``config_path`` with ``overrides`` applied."""
+    if task in ("local", "global"):
+        from .config import TrainConfig
+
+        cfg = TrainConfig.load(config_path).override(overrides)
+        if cfg.stage != task:
+            raise ConfigError(f"{config_path} is a {cfg.stage!r} config, not {task!r}")
+        return cfg
+    if task == "crossencoder":
+        from .cross_encoder_config import CrossEncoderTrainConfig
+
+        return CrossEncoderTrainConfig.load(config_path).override(overrides)
+    from ..models.role_tagger_config import RoleTaggerConfig
+
+    return RoleTaggerConfig.load(config_path).override(overrides)
+
+
+def _checkpoint(path: str | os.PathLike[str], what: str) -> str:
+    """``path`` if it is a checkpoint folder (has ``config.json``), else an error naming it."""
+    if not (Path(path) / "config.json").is_file():
+        raise MissingTrainingInputError(
+            f"{what} {path} is not a checkpoint folder (no config.json)"
+        )
+    return str(path)
+
+
+def _plan(task: str, cfg: Any) -> dict[str, Any]:
+    """Data files, input checkpoints, output folder and state folder of a run."""
+    inputs: dict[str, str] = {}
+    if task in ("local", "global", "crossencoder"):
+        from ..data.common import default_data_root
+        from .data import train_data_files
+
+        root = default_data_root()
+        files = train_data_files(cfg.sources, root)
+    if task == "local":
+        if cfg.lam > 0 and cfg.role_tagger is not None:
+            from ..models.role_checkpoint import default_checkpoint_dir
+
+            path = default_checkpoint_dir() if cfg.role_tagger == "default" else cfg.role_tagger
+            inputs["role_tagger"] = _checkpoint(path, "role_tagger")
+        out, state = cfg.out, str(Path(cfg.state_dir) / "local")
+    elif task == "global":
+        if cfg.init:
+            inputs["init"] = _checkpoint(cfg.init, "init (the stage-1 checkpoint)")
+        out, state = cfg.out, cfg.state_dir
+    elif task == "crossencoder":
+        from ..backbone import resolve
+
+        inputs["base"] = resolve(cfg.base)
+        out, state = cfg.out, cfg.state_dir
+    else:
+        from ..models.role_checkpoint import default_checkpoint_dir
+        from .roles_data import role_data_root, role_split_path
+
+        root = role_data_root(cfg.data_root)
+        splits = [(s, "train") for s in cfg.sources]
+        splits += [(s, "dev") for s in ("csabstruct", "nicta") if s in cfg.sources]
+        if not any(split == "dev" for _, split in splits):
+            raise ConfigError("sources must include csabstruct or nicta (their dev splits select)")
+        files = [role_split_path(s, split, root) for s, split in splits]
+        files = list(dict.fromkeys(files))
+        out = cfg.out_dir or str(default_checkpoint_dir())
+        state = cfg.run_dir
+    if not root.is_dir():
+        raise MissingTrainingInputError(
+            f"data folder {root} does not exist (set LOGRERANK_DATA to the public data)"
+        )
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise MissingTrainingInputError(
+            f"{task} training needs {missing[0]}, which is missing"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+        )
+    return {
+        "data_root": str(root),
+        "data": [str(f) for f in files],
+        "inputs": inputs,
+        "output": str(out),
+        "state_dir": str(state),
+    }
+
+
+def run_training(
+    task: str,
+    config_path: str | os.PathLike[str],
+    overrides: list[str] | tuple[str, ...] = (),
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """Train ``task`` from a JSON run config, or (``dry_run``) return what it would do.
+
+    Args:
+        task: ``"local"``, ``"global"``, ``"crossencoder"`` or ``"roles"``.
+        config_path: the JSON run config.
+        overrides: ``FIELD=VALUE`` items (``--set``), VALUE parsed as JSON else a string.
+        dry_run: only load, check and plan; nothing trains and nothing is written.
+
+    Returns:
+        With ``dry_run``: the plan (``task``, ``config_file``, ``config`` as a dict with the
+        overrides applied, ``data_root``, ``data`` files, input checkpoints, ``output`` folder
+        and ``state_dir``). Otherwise the run summary of the task's trainer.
+
+    Raises:
+        ConfigError: unknown task, unreadable config, or an override or value the config
+            refuses (the message names the field and the value).
+        MissingTrainingInputError: a data file or input checkpoint is missing (named).
+    """
+    if task not in TASKS:
+        raise ConfigError(f"unknown training task {task!r}; choose from {list(TASKS)}")
+    cfg = _load(task, config_path, list(overrides))
+    plan = {"task": task, "config_file": str(config_path), "config": cfg.to_dict()}
+    plan.update(_plan(task, cfg))
+    if dry_run:
+        return {**plan, "dry_run": True}
+    if task == "local":
+        from .local_stage import train_local
+
+        return train_local(cfg)
+    if task == "global":
+        from .global_stage import train_global
+
+        return train_global(cfg)
+    if task == "crossencoder":
+        from .cross_encoder import train_crossencoder
+
+        return train_crossencoder(cfg)
+    from .roles import train_roles
+
+    return train_roles(cfg)
