@@ -41,16 +41,17 @@ class LocalConfig(JsonConfig):
     isolated_layers: int = 0
     prior_scale: float = 10.0  # initial a in the prior a * (cos(e_q, e_s) - b) added to l_local
     prior_shift: float = 0.4  # b in that prior (fixed; sets where z_local crosses 0.5)
-    batch_tokens: int = 4096  # padded tokens per forward pass (bounds peak memory; bench/README)
+    # padded tokens per forward pass (bounds peak memory; bench/README.md, "4,096-token batches")
+    batch_tokens: int = 4096
     max_batch_windows: int = 32  # windows per forward pass at most
     # inference: pad each batch's length up to a multiple of this (0 = no padding). Fewer
     # distinct batch shapes keep oneDNN's per-shape state from growing with every new input
-    # (bench/README.md, "resident memory after calls")
+    # (bench/README.md, "Resident memory after calls")
     pad_multiple: int = 0
     # inference and training, isolated mode: the frozen layers run on the sentence segments
     # packed into rows of this many tokens instead of on the windows, so their block-diagonal
     # attention costs ``pack_length`` per token, not the window length (0 = window layout).
-    # The same math up to float rounding (bench/README.md, the pack_length comparison)
+    # The same math up to float rounding (bench/README.md, "Packed sentence rows")
     pack_length: int = 128
 
 

@@ -123,8 +123,8 @@ class LoGReranker(nn.Module):
         """Load a checkpoint folder (safetensors + config.json).
 
         Args:
-            path: checkpoint folder; None = the bundled default under ``checkpoints/``, or, while
-                none exists, an explicitly labelled untrained initialisation.
+            path: checkpoint folder; None = the bundled default (``logrerank/checkpoints/``),
+                or, while none exists, an explicitly labelled untrained initialisation.
             **overrides: top-level config fields to override (e.g. ``device="cpu"``).
 
         Raises:

@@ -18,8 +18,9 @@ local-only ablation):
 
        l'_ij = m_ij + beta * (1 / n_i) * sum_k m_ik
 
-   With the passage order taken from each passage's best sentence (DESIGN §5), this ranks
-   passages by ``max + beta * mean``, which separates passages that share their best sentence.
+   With the passage order taken from each passage's best sentence (docs/evaluation.md,
+   section 4), this ranks passages by ``max + beta * mean``, which separates passages that
+   share their best sentence.
 
 3. **Head shrinkage** (``head_weight`` = w, isolated mode). The local logit is the packaged
    bi-encoder prior plus what training learned, ``l_local = prior + head``; the final logit keeps
@@ -31,7 +32,7 @@ local-only ablation):
    2022), which trades in-domain fit for robustness on data unlike the training data. It is
    applied first, then 1, then 2.
 
-All three are chosen on training queries (``scripts/aggregation_study.py``) and stored in the
+All three are chosen on training queries (``logrerank tune-score``) and stored in the
 checkpoint's ``score`` config section.
 """
 

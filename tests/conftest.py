@@ -1,10 +1,25 @@
-"""Shared fixtures: the packaged tokenizer and a tiny random BERT wrapped in a LoGReranker.
+"""Shared fixtures: the packaged tokenizer and every tiny random model the tests build.
 
-The tiny model (1 layer, hidden 32) uses the real packaged tokenizer, so tokenisation and
-windowing are exercised for real while a forward pass costs milliseconds. Its weights and the
-tokenizer are saved to a session temp folder that ``config.backbone.name_or_path`` points to,
-so ``save_pretrained`` / ``from_pretrained`` (which reload the base encoder from that path)
-work without the packaged model.
+All tiny models are BERTs with hidden size 32, 2 attention heads and intermediate size 64 over
+the real packaged tokenizer's vocabulary, so tokenisation and windowing are exercised for real
+while a forward pass costs milliseconds. They are built here and nowhere else:
+
+* ``tiny_dir`` / ``tiny_encoder`` / ``tiny_model`` / ``make_tiny_model``: the 1-layer encoder
+  (seed 1234, 128 positions) as the "backbone" of a LoGReranker. Its weights and the tokenizer
+  are saved to a session temp folder that ``config.backbone.name_or_path`` points to, so
+  ``save_pretrained`` / ``from_pretrained`` (which reload the base encoder from that path) work
+  without the packaged model; ``tiny_ckpt`` is that model saved as a checkpoint folder.
+* ``tiny_ce_dir``: a 1-layer sequence-classification BERT (one label, seed 4321, 512 positions),
+  the stand-in for a trained cross-encoder.
+* ``tiny_base``: a 2-layer encoder (seed 7), the base that cross-encoder training fine-tunes.
+* ``tiny3_dir``: a 3-layer encoder (seed 7), the role tagger's backbone.
+* ``tiny_config``, ``make_tiny_encoder``, ``tiny_bert_config``, ``save_tiny_bert`` and
+  ``save_isolated_checkpoint``: the builders themselves, for tests that need another size, seed
+  or folder.
+
+Test folders: ``unit/`` (pure functions and tiny models), ``integration/`` (the real packaged
+backbone, bundled checkpoints, ../shared/data, subprocesses, the network guard) and
+``browser/`` (the app in headless chromium).
 """
 
 from __future__ import annotations
@@ -19,6 +34,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 TINY_SEED = 1234
+CE_SEED = 4321
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +45,11 @@ def tokenizer():
     return load_tokenizer(None)
 
 
-def tiny_config(name_or_path: str | None, **top):
+# --------------------------------------------------------------------------------------
+# Builders (plain functions, handed to tests by the fixtures of the same name below).
+
+
+def _tiny_config(name_or_path: str | None, **top):
     """A LoGConfig sized for the tiny encoder (window 128 tokens, d_g = 32, 4 heads)."""
     from logrerank.config import (
         BackboneConfig,
@@ -51,35 +71,133 @@ def tiny_config(name_or_path: str | None, **top):
     return LoGConfig(**kwargs)
 
 
-def make_tiny_encoder(vocab_size: int, seed: int = TINY_SEED, layers: int = 1):
-    """A seeded random BERT (hidden 32, ``layers`` layers) with the packaged tokenizer's vocabulary."""
-    from transformers import BertConfig, BertModel
+def _tiny_bert_config(vocab_size: int, layers: int = 1, max_positions: int = 128, **extra):
+    """The tiny BertConfig (hidden 32, 2 heads, intermediate 64); ``extra`` e.g. ``num_labels``."""
+    from transformers import BertConfig
 
-    cfg = BertConfig(
+    return BertConfig(
         vocab_size=vocab_size,
         hidden_size=32,
         num_hidden_layers=layers,
         num_attention_heads=2,
         intermediate_size=64,
-        max_position_embeddings=128,
+        max_position_embeddings=max_positions,
+        **extra,
     )
+
+
+def _make_tiny_encoder(vocab_size: int, seed: int = TINY_SEED, layers: int = 1):
+    """A seeded random BERT (hidden 32, ``layers`` layers) with the packaged tokenizer's vocabulary."""
+    from transformers import BertModel
+
+    cfg = _tiny_bert_config(vocab_size, layers=layers)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = BertModel(cfg)
     return model.eval()
 
 
-@pytest.fixture(scope="session")
-def tiny_dir(tmp_path_factory, tokenizer) -> Path:
-    """Folder holding the tiny BERT (safetensors) and the tokenizer: the tiny 'backbone'."""
+def _save_tiny_bert(
+    path: Path,
+    tokenizer,
+    *,
+    layers: int = 1,
+    seed: int | None = TINY_SEED,
+    max_positions: int = 128,
+    num_labels: int | None = None,
+) -> Path:
+    """Save a tiny BERT and the tokenizer to ``path``.
+
+    Args:
+        path: The folder to write (created if missing).
+        tokenizer: The tokenizer to save beside the weights (its length is the vocabulary).
+        layers: Number of transformer layers.
+        seed: Torch seed for the random weights; ``None`` draws from the global generator.
+        max_positions: ``max_position_embeddings``.
+        num_labels: ``None`` saves a bare ``BertModel``; a number saves a
+            ``BertForSequenceClassification`` with that many labels.
+
+    Returns:
+        ``path``.
+    """
+    from transformers import BertForSequenceClassification, BertModel
     from transformers.utils import logging as hf_logging
 
-    path = tmp_path_factory.mktemp("tiny-bert")
-    encoder = make_tiny_encoder(len(tokenizer))
+    extra = {} if num_labels is None else {"num_labels": num_labels}
+    cfg = _tiny_bert_config(len(tokenizer), layers=layers, max_positions=max_positions, **extra)
+    cls = BertModel if num_labels is None else BertForSequenceClassification
     hf_logging.disable_progress_bar()
-    encoder.save_pretrained(path, safe_serialization=True)
+    if seed is None:
+        model = cls(cfg)
+    else:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = cls(cfg)
+    model.eval().save_pretrained(path, safe_serialization=True)
     tokenizer.save_pretrained(path)
-    return path
+    return Path(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_config():
+    """``tiny_config(name_or_path, **top)``: a LoGConfig sized for the tiny encoder."""
+    return _tiny_config
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_config():
+    """``tiny_bert_config(vocab_size, layers=1, max_positions=128, **extra)``: a BertConfig."""
+    return _tiny_bert_config
+
+
+@pytest.fixture(scope="session")
+def make_tiny_encoder():
+    """``make_tiny_encoder(vocab_size, seed=1234, layers=1)``: a seeded random tiny BertModel."""
+    return _make_tiny_encoder
+
+
+@pytest.fixture(scope="session")
+def save_tiny_bert(tokenizer):
+    """``save_tiny_bert(path, layers=1, seed=1234, max_positions=128, num_labels=None)``."""
+
+    def save(path: Path, **kwargs) -> Path:
+        return _save_tiny_bert(path, tokenizer, **kwargs)
+
+    return save
+
+
+# --------------------------------------------------------------------------------------
+# Tiny model folders.
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory, save_tiny_bert) -> Path:
+    """Folder holding the tiny BERT (safetensors) and the tokenizer: the tiny 'backbone'."""
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="session")
+def tiny_ce_dir(tmp_path_factory, save_tiny_bert) -> Path:
+    """A seeded random BertForSequenceClassification (1 label, 1 layer) + packaged tokenizer."""
+    return save_tiny_bert(
+        tmp_path_factory.mktemp("tiny-ce"), seed=CE_SEED, max_positions=512, num_labels=1
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_base(tmp_path_factory, save_tiny_bert) -> Path:
+    """A seeded random 2-layer BERT encoder (no head) + the packaged tokenizer."""
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-base"), layers=2, seed=7)
+
+
+@pytest.fixture(scope="session")
+def tiny3_dir(tmp_path_factory, save_tiny_bert) -> Path:
+    """A tiny random 3-layer BERT (hidden 32, 128 positions) + the packaged tokenizer."""
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny3"), layers=3, seed=7)
+
+
+# --------------------------------------------------------------------------------------
+# Tiny LoG models.
 
 
 @pytest.fixture(scope="session")
@@ -97,7 +215,7 @@ def tiny_model(tiny_dir, tiny_encoder, tokenizer):
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(TINY_SEED)
-        model = LoGReranker(tiny_config(str(tiny_dir)), encoder=tiny_encoder, tokenizer=tokenizer)
+        model = LoGReranker(_tiny_config(str(tiny_dir)), encoder=tiny_encoder, tokenizer=tokenizer)
     return model
 
 
@@ -111,9 +229,38 @@ def make_tiny_model(tiny_dir, tiny_encoder, tokenizer):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             return LoGReranker(
-                tiny_config(str(tiny_dir), **top),
+                _tiny_config(str(tiny_dir), **top),
                 encoder=load_encoder(str(tiny_dir)),
                 tokenizer=tokenizer,
             )
 
     return make
+
+
+@pytest.fixture(scope="session")
+def tiny_ckpt(make_tiny_model, tmp_path_factory) -> Path:
+    """The tiny LoG model saved as a checkpoint folder (for the scripts' --checkpoint)."""
+    return make_tiny_model().save_pretrained(tmp_path_factory.mktemp("tiny-log"))
+
+
+@pytest.fixture(scope="session")
+def save_isolated_checkpoint(tokenizer):
+    """``save_isolated_checkpoint(folder)``: a tiny two-layer LoG model in isolated mode (it has
+    the bi-encoder prior), saved to ``folder / "log"`` with its backbone in ``folder / "bert"``."""
+
+    def save(folder: Path) -> Path:
+        from logrerank.backbone import load_encoder
+        from logrerank.config import LocalConfig
+        from logrerank.pipeline import LoGReranker
+
+        backbone = folder / "bert"
+        _make_tiny_encoder(len(tokenizer), layers=2).save_pretrained(
+            backbone, safe_serialization=True
+        )
+        tokenizer.save_pretrained(backbone)
+        local = LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1)
+        cfg = _tiny_config(str(backbone), local=local)
+        model = LoGReranker(cfg, encoder=load_encoder(str(backbone)), tokenizer=tokenizer)
+        return Path(model.save_pretrained(folder / "log"))
+
+    return save

@@ -1,0 +1,1 @@
+"""The Gradio app: page layout (:mod:`~logrerank.app.main`), handlers, per-user state and views."""

@@ -37,7 +37,7 @@ BACKEND = Backend.load()  # models loaded once per process
 EXAMPLES = ui.list_examples()
 DEFAULT = Knobs()
 GRAPH_CFG = BACKEND.log.config.graph
-freeze_startup_objects()  # no 0.3 s full-GC pauses inside requests (bench/README.md)
+freeze_startup_objects()  # no full-GC pauses inside requests (bench/README.md, "Passages cached")
 
 INTRO = """# logrerank · LoG-Reranker
 Sentence-level **local-to-global graph reranking** of scientific evidence: each sentence gets a

@@ -76,7 +76,7 @@ class Backend:
 
     @classmethod
     def load(cls, log_model: Any = None, cross_encoder: Any = "default") -> Backend:
-        """Load the models once (LoG from ``checkpoints/``, the bundled cross-encoder).
+        """Load the models once (the bundled LoG and cross-encoder, ``logrerank/checkpoints/``).
 
         Args:
             log_model: an already loaded :class:`LoGReranker` (None = ``from_pretrained()``).

@@ -6,7 +6,6 @@ Embeddings are mean-pooled and L2-normalised, as sentence-transformers does for 
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import torch
@@ -58,12 +57,7 @@ class BiEncoder:
                 max_length=self.max_length,
                 return_tensors="pt",
             ).to(self.device)
-            ctx = (
-                torch.autocast(self.device.type, dtype=self.dtype)
-                if self.dtype
-                else contextlib.nullcontext()
-            )
-            with ctx:
+            with bb.autocast(self.device, self.dtype):
                 h = self.model(**enc).last_hidden_state.float()  # [b, L, d]
             m = enc["attention_mask"].unsqueeze(-1).float()
             e = (h * m).sum(1) / m.sum(1).clamp_min(1.0)

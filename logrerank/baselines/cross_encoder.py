@@ -42,7 +42,7 @@ def untrained_warning(model: CrossEncoder) -> str:
     """The warning shown when ``model`` has a freshly initialised head."""
     return (
         f"cross-encoder has an {model.source}: its scores are not trained relevance "
-        "judgements (train one into checkpoints/cross-encoder/)"
+        "judgements (train one with `logrerank train crossencoder`)"
     )
 
 

@@ -3,10 +3,10 @@
 :class:`CrossEncoder` works in the style of the sentence-transformers ``CrossEncoder``: any
 Hugging Face sequence-classification checkpoint folder with one output label (a
 sentence-transformers cross-encoder folder is one), or the project's delta checkpoint
-(:mod:`logrerank.models.delta_checkpoint`), loaded offline from safetensors only. ``None`` loads
-the project's trained cross-encoder from ``checkpoints/cross-encoder/`` when it exists, else the
-packaged all-MiniLM-L6-v2 with a fresh, seeded regression head (``trained = False``: its scores
-are not meaningful yet). :func:`pair_text` is what it reads for a passage.
+(:mod:`logrerank.models.delta_checkpoint`), loaded offline from safetensors only. ``None``
+loads the project's trained cross-encoder from ``logrerank/checkpoints/cross-encoder/`` when it
+exists, else the packaged all-MiniLM-L6-v2 with a fresh, seeded regression head
+(``trained = False``: its scores are not meaningful yet). :func:`pair_text` is what it reads for a passage.
 
 The rankers built on it (the cross-encoder alone, the cross-encoder stage) are in
 :mod:`logrerank.baselines.cross_encoder` and :mod:`logrerank.baselines.cross_encoder_stage`.

@@ -19,7 +19,7 @@ checked against a fingerprint.
 
 Public API::
 
-    tagger = RoleTagger.from_pretrained()               # checkpoints/role-tagger
+    tagger = RoleTagger.from_pretrained()               # logrerank/checkpoints/role-tagger
     probs = tagger.predict([["sent 1", "sent 2"], ["other abstract ..."]])  # [m, 3] per doc
 """
 
@@ -335,7 +335,7 @@ class RoleTagger(nn.Module):
 
         Args:
             path: checkpoint folder; None = :func:`~logrerank.models.role_checkpoint.
-                default_checkpoint_dir` (``checkpoints/role-tagger``, or under
+                default_checkpoint_dir` (``logrerank/checkpoints/role-tagger``, or under
                 ``$LOGRERANK_CHECKPOINTS``).
             encoder, tokenizer: preloaded base (tests); None = load ``config.backbone``.
             **overrides: config fields to override, e.g. ``device="cuda"``, ``bf16=False``.

@@ -69,7 +69,7 @@ class CrossEncoderTrainConfig(JsonConfig):
     # optimizer steps between progress lines
     log_every: int = 10
     # output checkpoint folder (the delta)
-    out: str = "checkpoints/cross-encoder"
+    out: str = "logrerank/checkpoints/cross-encoder"
     # resumable training state (gitignored)
     state_dir: str = "runs/crossencoder/state"
     # device: "cpu", "cuda" or "auto"

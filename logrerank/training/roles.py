@@ -9,7 +9,7 @@ inverse-frequency class weights; the epoch and the weighting with the best mean 
 CSAbstruct and NICTA dev splits are kept, and accuracy / macro-F1 are reported on the test
 splits (:mod:`logrerank.training.roles_eval`). Because the lower layers are frozen, their outputs
 are computed once and cached (``cache_frozen``), so each epoch only runs the trainable top layers
-(about 3x faster on CPU).
+(timings in the role tagger's MODEL_CARD.md).
 
 Public API::
 

@@ -1,8 +1,8 @@
 """Role-tagger metrics: accuracy, macro-F1 and per-class scores on the role corpora's splits.
 
 :func:`evaluate_roles` scores a tagger on the CSAbstruct / NICTA test (or dev) splits and the
-PubMedQA test ids; :func:`evaluate_checkpoint` does it for a checkpoint folder (``logrerank train
-roles --evaluate``).
+PubMedQA test ids (``logrerank train roles`` reports the test splits at the end of training);
+:func:`evaluate_checkpoint` does it for any checkpoint folder.
 """
 
 from __future__ import annotations
@@ -120,10 +120,10 @@ def evaluate_checkpoint(
     threads: int | None = None,
     max_docs: int | None = None,
 ) -> dict[str, Any]:
-    """Test-split metrics of a role-tagger checkpoint (``logrerank train roles --evaluate``).
+    """Test-split metrics of a role-tagger checkpoint (the role tagger's MODEL_CARD.md figures).
 
     Args:
-        checkpoint: the folder; None = the bundled ``checkpoints/role-tagger``.
+        checkpoint: the folder; None = the bundled ``logrerank/checkpoints/role-tagger``.
         data_root: public data folder; None = the default.
         threads: torch CPU threads (None = leave as is).
         max_docs: evaluate only the first N abstracts of each split.

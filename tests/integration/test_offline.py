@@ -1,4 +1,4 @@
-"""Offline guarantee (issue 7.4): loading and reranking make no network call; the app has
+"""Offline guarantee: loading and reranking make no network call; the app has
 analytics off and no share link.
 
 Sockets are blocked with :mod:`logrerank.evaluation.netguard` (``socket.connect`` /
@@ -22,7 +22,7 @@ import pytest
 
 from logrerank.evaluation.netguard import NetworkBlocked, blocked_network
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "logrerank" / "app" / "main.py"  # the app's layout and launch (root app.py runs it)
 Q = "Does aspirin reduce the risk of myocardial infarction?"
 PASSAGES = [

@@ -2,14 +2,14 @@
 (:mod:`logrerank.evaluation.speed`, ``logrerank bench`` and ``bench/speed.py``) and
 ``bench/scaling.py`` on the tiny model.
 
-Everything runs on the tiny random BERT of conftest.py with a handful of short synthetic
-passages; only the test marked ``data`` reads ../shared/data (skipped without it).
+Everything runs on the tiny random BERT of conftest.py (``tiny_ckpt`` is the tiny LoG model
+saved) with a handful of short synthetic passages. The scaling run in fresh subprocesses and the
+real-data pools are in ``tests/integration/test_bench.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 from pathlib import Path
 
@@ -18,10 +18,9 @@ import torch
 from torch import nn
 
 from logrerank.cli import build_parser, main
-from logrerank.data.common import default_data_root
 from logrerank.evaluation import speed
 from logrerank.evaluation.peak_memory import Memory
-from logrerank.evaluation.speed_inputs import scifact_pools, synthetic_pools
+from logrerank.evaluation.speed_inputs import synthetic_pools
 from logrerank.evaluation.speed_report import LOG_STAGES, TARGETS, analyse, check_targets, summary
 from logrerank.evaluation.speed_runs import clear_memos, run_log
 from logrerank.quantize import (
@@ -31,8 +30,9 @@ from logrerank.quantize import (
     quantize_dynamic_int8,
     quantize_log_reranker,
 )
+from tests.helpers import load_bench_script
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUERY = "Do statins reduce the risk of dementia?"
 PASSAGES = [
     {"title": "Cohort", "text": "Statin users had a lower risk of dementia. The effect was small."},
@@ -41,22 +41,8 @@ PASSAGES = [
 ]
 
 
-def _load(name: str):
-    """A bench/ script as a module (bench/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-speed_script = _load("speed")
-scaling = _load("scaling")
-
-
-@pytest.fixture(scope="module")
-def tiny_ckpt(make_tiny_model, tmp_path_factory) -> Path:
-    """The tiny LoG model saved as a checkpoint folder (for the scripts' --checkpoint)."""
-    return make_tiny_model().save_pretrained(tmp_path_factory.mktemp("tiny-log"))
+speed_script = load_bench_script("speed")
+scaling = load_bench_script("scaling")
 
 
 @pytest.fixture(scope="module")
@@ -188,11 +174,9 @@ def test_measure_on_tiny_models(tiny_model, tiny_ce):
     assert targets["graph_share"]["ok"] in (True, False)
 
 
-def test_run_log_with_the_pool_in_the_passage_cache(tokenizer):
+def test_run_log_with_the_pool_in_the_passage_cache(tokenizer, tiny_config, make_tiny_encoder):
     """``--passage-cache pool``: the pool's passages are cached untimed, then the timed call
     hits the cache for every sentence and ranks as a cold call does."""
-    from conftest import make_tiny_encoder, tiny_config
-
     from logrerank.config import LocalConfig
     from logrerank.pipeline import LoGReranker
     from logrerank.types import InputError
@@ -293,28 +277,6 @@ def test_scaling_worker_in_process(tiny_ckpt, tiny_dir, tmp_path):
             assert r["median"]["passages"] == 3 and r["median"]["local"] > 0
 
 
-def test_scaling_run_fresh_subprocesses(tiny_ckpt, tiny_dir, tmp_path):
-    args = scaling.build_parser().parse_args(
-        [
-            "--passages", "2,3", "--sentences", "2", "--length-passages", "2",
-            "--repeats", "1", "--warmup", "0", "--rankers", "log",
-            "--source", "synthetic", "--checkpoint", str(tiny_ckpt),
-            "--precision", "fp32", "--device", "cpu", "--out", str(tmp_path),
-            "--figure", str(tmp_path / "fig.html"),
-        ]
-    )  # fmt: skip
-    res = scaling.run(args)
-    assert [(r["sweep"], r["passages"], r["sentences"]) for r in res["results"]] == [
-        ("passages", 2, None),
-        ("passages", 3, None),
-        ("length", 2, 2),
-    ]
-    assert "passages.log.seconds" in res["fits"]
-    assert (tmp_path / "results.json").is_file()
-    assert "| passages | 3 |" in (tmp_path / "results.md").read_text()
-    assert res["figure"] and Path(res["figure"]).is_file()
-
-
 def test_scaling_figure_png_or_html_fallback(tmp_path):
     pytest.importorskip("plotly")
     row = {
@@ -328,19 +290,3 @@ def test_scaling_figure_png_or_html_fallback(tmp_path):
     }
     path = scaling.figure(res, tmp_path / "fig.png")
     assert path is not None and path.is_file() and path.suffix in (".png", ".html")
-
-
-# --------------------------------------------------------------------------------------
-# real data
-
-needs_data = pytest.mark.skipif(
-    not default_data_root().is_dir(), reason="public data not found (set LOGRERANK_DATA)"
-)
-
-
-@pytest.mark.data
-@needs_data
-def test_scifact_pools_have_50_candidates():
-    pools = scifact_pools(2)
-    assert len(pools) == 2
-    assert all(len(p) == 50 and q for q, p in pools)

@@ -1,8 +1,8 @@
 """Tests for the sentence role tagger (background / method / result): model, checkpoint, training.
 
-Fast tests use a tiny random 3-layer BERT with the real packaged tokenizer (the top layer is the
-"fine-tuned" part). Tests marked ``data`` need the public datasets and the shipped checkpoint
-(``checkpoints/role-tagger``) and skip when either is absent.
+The tests use a tiny random 3-layer BERT with the real packaged tokenizer (``tiny3_dir`` of
+conftest.py; the top layer is the "fine-tuned" part). The tests of the shipped checkpoint
+(``logrerank/checkpoints/role-tagger``) are in ``tests/integration/test_roles.py``.
 """
 
 from __future__ import annotations
@@ -32,33 +32,6 @@ DOCS = [
     [],
     ["Background sentence here.", "", "Results were significant (p < 0.05)."],
 ]
-
-
-def _make_bert_dir(path: Path, tokenizer, layers: int, seed: int) -> Path:
-    from transformers import BertConfig, BertModel
-    from transformers.utils import logging as hf_logging
-
-    cfg = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=layers,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = BertModel(cfg)
-    hf_logging.disable_progress_bar()
-    model.save_pretrained(path, safe_serialization=True)
-    tokenizer.save_pretrained(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def tiny3_dir(tmp_path_factory, tokenizer) -> Path:
-    """A tiny random 3-layer BERT (hidden 32, 128 positions) + the packaged tokenizer."""
-    return _make_bert_dir(tmp_path_factory.mktemp("tiny3"), tokenizer, layers=3, seed=7)
 
 
 def _cfg(backbone: Path | str, **kw) -> RoleTaggerConfig:
@@ -122,7 +95,7 @@ def test_config_load_errors(tmp_path):
 
 
 def test_shipped_run_config_is_valid():
-    path = Path(__file__).resolve().parents[1] / "configs" / "roles.json"
+    path = Path(__file__).resolve().parents[2] / "configs" / "roles.json"
     if not path.is_file():
         pytest.skip("configs/roles.json not written yet")
     cfg = RoleTaggerConfig.load(path)
@@ -243,7 +216,7 @@ def test_checkpoint_stores_only_top_layers_and_is_small(tiny3_dir, tmp_path):
     assert size < 4 * n_stored + 64_000  # float32 tensors + safetensors header
 
 
-def test_from_pretrained_errors(tiny3_dir, tmp_path, tokenizer):
+def test_from_pretrained_errors(tiny3_dir, tmp_path, save_tiny_bert):
     with pytest.raises(RoleCheckpointError, match="does not exist"):
         RoleTagger.from_pretrained(tmp_path / "nothing")
     out = _tagger(tiny3_dir).save_pretrained(tmp_path / "ckpt")
@@ -275,7 +248,7 @@ def test_from_pretrained_errors(tiny3_dir, tmp_path, tokenizer):
     with pytest.raises(RoleCheckpointError, match="unknown"):
         RoleTagger.from_pretrained(out, colour="red")
     # a different base encoder (same shapes, other weights)
-    other = _make_bert_dir(tmp_path / "other-base", tokenizer, layers=3, seed=8)
+    other = save_tiny_bert(tmp_path / "other-base", layers=3, seed=8)
     with pytest.raises(RoleCheckpointError, match="fingerprint"):
         RoleTagger.from_pretrained(out, backbone=str(other))
 
@@ -363,38 +336,3 @@ def test_train_roles_end_to_end_and_resume(tiny3_dir, tmp_path, capsys):
     again = train_roles(tmp_path / "roles.json")
     assert "already done" in capsys.readouterr().out
     assert again["selected"] == summary["selected"]
-
-
-# ------------------------------------------------------------------------------ shipped checkpoint
-
-
-def _shipped() -> Path:
-    path = default_checkpoint_dir()
-    if not (path / WEIGHTS_NAME).is_file():
-        pytest.skip(f"no shipped role-tagger checkpoint at {path}")
-    return path
-
-
-def test_shipped_checkpoint_is_small():
-    path = _shipped()
-    assert (path / WEIGHTS_NAME).stat().st_size < 20 * 2**20
-    meta = json.loads((path / CONFIG_NAME).read_text())
-    assert meta["tagger"]["trainable_layers"] == 2 and meta["tagger"]["backbone"] is None
-    assert (path / "MODEL_CARD.md").is_file()
-
-
-@pytest.mark.data
-@pytest.mark.slow
-def test_shipped_checkpoint_accuracy_on_csabstruct_test():
-    from logrerank.data.common import default_data_root
-
-    path = _shipped()
-    root = default_data_root()
-    if not (root / "csabstruct" / "test.jsonl").is_file():
-        pytest.skip(f"public data not found at {root} (set LOGRERANK_DATA)")
-    torch.set_num_threads(1)
-    tagger = RoleTagger.from_pretrained(path)
-    res = evaluate_roles(tagger, root, max_docs=20)
-    cs = res["csabstruct/test"]
-    assert cs["n_docs"] == 20 and cs["n"] > 80
-    assert cs["accuracy"] > 0.60

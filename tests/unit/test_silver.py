@@ -1,8 +1,8 @@
 """Silver sentence labels (logrerank.data.silver) and the "pubmedqa-silver" training source.
 
 F1 values are computed by hand in the comments: F1 = 2 * overlap / (|s| + |r|) on lowercased
-``[a-z0-9]+`` tokens with clipped counts. The test marked ``data`` reads the public PubMedQA
-files and skips when they are absent.
+``[a-z0-9]+`` tokens with clipped counts. The test on the public PubMedQA files is in
+``tests/integration/test_silver.py``.
 """
 
 from __future__ import annotations
@@ -11,11 +11,9 @@ import io
 
 import pytest
 
-from logrerank.data.common import default_data_root
 from logrerank.data.schema import Doc, Example
 from logrerank.data.silver import (
     SILVER_SOURCE,
-    pubmedqa_test_ids,
     rouge1_f1,
     silver_examples,
     silver_scores,
@@ -160,38 +158,3 @@ def test_load_train_queries_routes_silver_source(monkeypatch):
         assert "t1" not in {d.doc_id for d in ex.candidates}
         assert (ex in dev) == td.held_out(f"{SILVER_SOURCE}:{ex.qid}", 0.5)
     assert f"{SILVER_SOURCE}: kept 4/4" in log.getvalue()
-
-
-# --------------------------------------------------------------------------- real data
-
-
-@pytest.mark.data
-def test_pubmedqa_silver_source_on_real_data(monkeypatch, tmp_path):
-    root = default_data_root()
-    if not (root / "pubmedqa" / "ori_pqal.json").is_file():
-        pytest.skip(f"public data not found at {root} (set LOGRERANK_DATA)")
-    monkeypatch.setenv("LOGRERANK_CACHE", str(tmp_path))  # keep this 20-query pool out of .cache
-    test_ids = pubmedqa_test_ids()
-    assert len(test_ids) == 500
-    cfg = tc.TrainConfig(sources=[SILVER_SOURCE], max_queries={SILVER_SOURCE: 20}, dev_fraction=0.3)
-    log = io.StringIO()
-    train, dev = td.load_train_queries(cfg, log)
-    exs = train + dev
-    assert 10 <= len(exs) <= 20, log.getvalue()
-    assert train and dev  # the held-out split still works on the new source
-    assert not {ex.qid for ex in train} & {ex.qid for ex in dev}
-    for ex in exs:
-        assert ex.meta["source"] == SILVER_SOURCE
-        assert ex.qid not in test_ids
-        assert (ex in dev) == td.held_out(f"{SILVER_SOURCE}:{ex.qid}", cfg.dev_fraction)
-        ids = [d.doc_id for d in ex.candidates]
-        assert not set(ids) & test_ids  # leakage rule: no test abstract, even as a negative
-        assert 1 < len(ids) <= 50 and len(set(ids)) == len(ids)
-        (gold,) = ex.gold_doc_ids
-        assert gold in ids and set(ex.gold_sentences) == {gold}
-        idx = ex.gold_sentences[gold]
-        n = len(ex.candidates[ids.index(gold)].sentences)
-        assert 1 <= len(idx) <= cfg.silver_top and idx == sorted(set(idx))
-        assert all(0 <= j < n for j in idx)
-        assert all(f >= cfg.silver_min_f1 for f in ex.meta["silver_f1"])
-    assert "kept" in log.getvalue() and "mean silver sentences" in log.getvalue()

@@ -1,13 +1,13 @@
 """End-to-end tests of logrerank.pipeline.LoGReranker.
 
-Fast tests run the tiny random BERT of conftest.py (real tokenizer, real segmenter, real graph
-and GAT); the ``slow`` test runs the real packaged all-MiniLM-L6-v2 backbone.
+The tests run the tiny random BERT of conftest.py (real tokenizer, real segmenter, real graph
+and GAT); the run on the real packaged all-MiniLM-L6-v2 backbone is in
+``tests/integration/test_pipeline.py``.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from pathlib import Path
 
@@ -16,12 +16,13 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from logrerank.checkpoint import CONFIG_NAME, WEIGHTS_NAME, CheckpointError
-from logrerank.config import ROLE_NAMES, ContextConfig, GraphConfig, ScoreConfig
-from logrerank.graph import Relation, relation_name
+from logrerank.config import ContextConfig, GraphConfig
+from logrerank.graph import relation_name
 from logrerank.pipeline import LoGReranker
 from logrerank.results import Encoded
 from logrerank.segment import split_sentences
 from logrerank.types import InputError, Passage, Ranking
+from tests.helpers import check_ranking, scores
 
 QUERY = "Does low-dose aspirin reduce the risk of myocardial infarction in adults?"
 
@@ -54,68 +55,10 @@ PASSAGES = [
 DENSE = GraphConfig(tau_sim=-1.0, delta=1.0, top_k=3)
 
 
-def texts(passages) -> list[str]:
-    out = []
-    for p in passages:
-        if isinstance(p, Passage):
-            out.append(p.text)
-        elif isinstance(p, dict):
-            out.append(p["text"])
-        else:
-            out.append(p)
-    return out
-
-
-def scores(r: Ranking) -> list[tuple[int, float]]:
-    return [(s.node, s.score) for s in r.sentences]
-
-
 def without_timings(r: Ranking) -> dict:
     d = r.to_dict()
     d.pop("timings")
     return d
-
-
-def check_ranking(r: Ranking, passages) -> None:
-    """The invariants every LoG ranking must satisfy."""
-    body = texts(passages)
-    expected = [(p, j) for p, t in enumerate(body) for j, _ in enumerate(split_sentences(t))]
-    n = len(expected)
-    # Every sentence of every passage exactly once; node ids 0..N-1 in document order.
-    assert sorted((s.passage_idx, s.sent_idx) for s in r.sentences) == expected
-    assert sorted(s.node for s in r.sentences) == list(range(n))
-    by_node = r.sentence_by_node()
-    assert [(by_node[i].passage_idx, by_node[i].sent_idx) for i in range(n)] == expected
-    # Ranks 1..N in order, scores in [0, 1] and non-increasing.
-    assert [s.rank for s in r.sentences] == list(range(1, n + 1))
-    sc = [s.score for s in r.sentences]
-    assert all(0.0 <= x <= 1.0 and math.isfinite(x) for x in sc)
-    assert sc == sorted(sc, reverse=True)
-    for s in r.sentences:
-        assert s.text == body[s.passage_idx][s.start : s.end]
-        assert s.text == s.text.strip() and s.text
-        assert s.role in ROLE_NAMES
-        assert s.role_probs is not None and abs(sum(s.role_probs) - 1) < 1e-5
-        assert s.role == ROLE_NAMES[max(range(3), key=lambda k: s.role_probs[k])]
-        assert s.local_score is not None and 0.0 <= s.local_score <= 1.0
-    # Passage order from each passage's best sentence; passages without sentences last.
-    assert sorted(r.passage_order()) == list(range(len(body)))
-    assert [p.rank for p in r.passages_ranked] == list(range(1, len(body) + 1))
-    first_seen = list(dict.fromkeys(s.passage_idx for s in r.sentences))
-    empty = [i for i in range(len(body)) if i not in first_seen]
-    assert r.passage_order() == first_seen + empty
-    for p in r.passages_ranked:
-        mine = [s for s in r.sentences if s.passage_idx == p.passage_idx]
-        if mine:
-            assert p.best_node == mine[0].node
-            assert p.score == max(s.score for s in mine)
-        else:
-            assert p.best_node is None
-    # Edges refer to real nodes; JSON export works.
-    for e in r.edges:
-        assert 0 <= e.source < n and 0 <= e.target < n and e.source != e.target
-    json.dumps(r.to_dict())
-    assert r.intent_probs is not None and abs(sum(r.intent_probs) - 1) < 1e-5
 
 
 # ---------------------------------------------------------------------------------------
@@ -502,71 +445,3 @@ def test_from_pretrained_missing_folder(tmp_path) -> None:
 def test_from_pretrained_unknown_override(checkpoint) -> None:
     with pytest.raises(CheckpointError):
         LoGReranker.from_pretrained(checkpoint, not_a_field=1)
-
-
-# ---------------------------------------------------------------------------------------
-# The real packaged backbone
-
-SCIENTIFIC = [
-    {
-        "title": "CRISPR-Cas9 off-target effects",
-        "text": "BACKGROUND: Off-target cleavage limits the clinical use of CRISPR-Cas9. "
-        "METHODS: We sequenced 12 edited cell lines with GUIDE-seq (Fig. 2). RESULTS: "
-        "High-fidelity variants reduced off-target sites by 94% (p < 0.001).",
-    },
-    {
-        "title": "Base editing",
-        "text": "Base editors convert C:G to T:A pairs without double-strand breaks. They "
-        "were delivered by lipid nanoparticles, i.e. without viral vectors. Editing "
-        "efficiency reached 60% in hepatocytes.",
-    },
-    {
-        "title": "Prime editing",
-        "text": "Prime editing uses a reverse transcriptase fused to Cas9 nickase. "
-        "Compared with HDR, it produced fewer indels (Smith et al. 2021).",
-    },
-    {
-        "title": "Delivery",
-        "text": "Adeno-associated viruses have a packaging limit of about 4.7 kb.\n\nLarger "
-        "editors must therefore be split across two vectors.",
-    },
-    {
-        "title": "Unrelated",
-        "text": "Coral reefs host a quarter of marine species. Bleaching events have become "
-        "more frequent since 1998.",
-    },
-]
-
-
-@pytest.mark.slow
-def test_packaged_backbone_end_to_end() -> None:
-    model = LoGReranker.from_pretrained(device="cpu")
-    assert model.local.hidden_size == 384
-    query = "How can the off-target effects of CRISPR genome editing be reduced?"
-    r = model.rerank(query, SCIENTIFIC)
-    check_ranking(r, SCIENTIFIC)
-    for stage in ("segment", "tokenize", "local", "graph", "global", "context", "total"):
-        assert stage in r.timings and r.timings[stage] >= 0.0
-    assert r.timings["local"] > 0.0
-    assert r.info["num_nodes"] == len(r.sentences) >= 12
-    assert r.context["units"] and r.context["prompt"]
-    if not r.info["trained"]:
-        assert any("untrained" in w for w in r.warnings)
-    # Same input, same output; cached encodings reproduce the ranking.
-    enc = model.encode(query, SCIENTIFIC)
-    again = model.rank_encoded(enc)
-    assert scores(again) == scores(r)
-    local_only = model.rank_encoded(enc, use_global=False)
-    if model.config.score == ScoreConfig():  # no score adjustments: sort score = local score
-        assert all(s.score == s.local_score for s in local_only.sentences)
-    saved, model.config.score = model.config.score, ScoreConfig()
-    try:
-        plain = model.rank_encoded(enc, use_global=False)
-        assert all(s.score == s.local_score for s in plain.sentences)
-    finally:
-        model.config.score = saved
-    untyped = model.rank_encoded(enc, typed=False)
-    assert all(e.relation_id == 0 for e in untyped.edges)
-    nocross = model.rank_encoded(enc, cross_passage=False)
-    assert not any(e.relation == "similar" for e in nocross.edges)
-    assert Relation.SIMILAR == 7

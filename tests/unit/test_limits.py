@@ -1,6 +1,6 @@
-"""Input validation and limits (issue 7.1): the API, file reading and the CLI.
+"""Input validation and limits: the API, file reading and the CLI.
 
-Every case of the issue is covered: empty question, no passages, empty / whitespace passages,
+Every documented limit case is covered: empty question, no passages, empty / whitespace passages,
 one passage, one-sentence passages, exact duplicates, 500+ passages, a 200k-character passage,
 binary / control characters, non-English and mixed scripts, malformed or oversized uploads.
 Nothing is dropped silently: each cut or rejection must be reported.

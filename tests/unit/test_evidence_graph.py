@@ -1,4 +1,4 @@
-"""Tests of the evidence-graph selector (seed 002) on small hand-built, titled cases.
+"""Tests of the evidence-graph selector on small hand-built, titled cases.
 
 Default weights: ``score = 0.4 * rel + 0.5 * link + 0.2 * qtitle``; ``rel`` is min-max of the
 raw relevance over all candidates. Expected greedy scores are worked out in the comments.

@@ -1,8 +1,9 @@
 """Tests of the cross-encoder model, its baseline ranker and the cross-encoder rerank stage.
 
-A tiny random 1-layer BertForSequenceClassification (hidden 32, one label) with the packaged
-tokenizer stands in for a real cross-encoder, so every test but the ``slow`` one runs in
-milliseconds. Blending arithmetic is checked by replacing ``predict`` with fixed logits.
+A tiny random 1-layer BertForSequenceClassification (hidden 32, one label; ``tiny_ce_dir`` of
+conftest.py) with the packaged tokenizer stands in for a real cross-encoder, so every test runs in
+milliseconds. Blending arithmetic is checked by replacing ``predict`` with fixed logits. The run
+on the real packaged backbone is in ``tests/integration/test_cross_encoder.py``.
 """
 
 from __future__ import annotations
@@ -93,37 +94,7 @@ QUERY = "does aspirin lower heart attack risk"
 
 
 # --------------------------------------------------------------------------------------
-# Fixtures: a tiny sequence-classification checkpoint.
-
-
-def _tiny_config(vocab_size: int, num_labels: int = 1):
-    from transformers import BertConfig
-
-    return BertConfig(
-        vocab_size=vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=512,
-        num_labels=num_labels,
-    )
-
-
-@pytest.fixture(scope="module")
-def tiny_ce_dir(tmp_path_factory, tokenizer) -> Path:
-    """A seeded random BertForSequenceClassification (1 label) + packaged tokenizer."""
-    from transformers import BertForSequenceClassification
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    path = tmp_path_factory.mktemp("tiny-ce")
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(SEED)
-        model = BertForSequenceClassification(_tiny_config(len(tokenizer))).eval()
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+# Fixtures: the tiny sequence-classification checkpoint (``tiny_ce_dir``, conftest.py).
 
 
 @pytest.fixture(scope="module")
@@ -200,13 +171,8 @@ def test_save_and_from_pretrained_roundtrip(tiny_ce, tmp_path):
     assert again.predict(pairs) == pytest.approx(tiny_ce.predict(pairs), abs=1e-6)
 
 
-def test_folder_without_head_gets_seeded_untrained_head(tmp_path, tokenizer):
-    from transformers import BertModel
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(SEED)
-        BertModel(_tiny_config(len(tokenizer))).save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
+def test_folder_without_head_gets_seeded_untrained_head(tmp_path, save_tiny_bert):
+    save_tiny_bert(tmp_path, seed=SEED, max_positions=512)
     a = CrossEncoder(tmp_path, device="cpu", precision="fp32")
     b = CrossEncoder(tmp_path, device="cpu", precision="fp32")
     assert a.trained is False
@@ -215,24 +181,21 @@ def test_folder_without_head_gets_seeded_untrained_head(tmp_path, tokenizer):
     assert a.predict(pairs) == b.predict(pairs)  # the fresh head is seeded
 
 
-def test_load_errors_are_clear(tmp_path, tokenizer):
+def test_load_errors_are_clear(tmp_path, tokenizer, tiny_bert_config):
     with pytest.raises(CrossEncoderError, match="does not exist"):
         CrossEncoder(tmp_path / "missing")
     with pytest.raises(CrossEncoderError, match="no config.json"):
         CrossEncoder(tmp_path)
-    (tmp_path / "config.json").write_text(json.dumps(_tiny_config(len(tokenizer)).to_dict()))
+    (tmp_path / "config.json").write_text(
+        json.dumps(tiny_bert_config(len(tokenizer), max_positions=512, num_labels=1).to_dict())
+    )
     (tmp_path / "pytorch_model.bin").write_bytes(b"not loaded")
     with pytest.raises(CrossEncoderError, match="no .safetensors"):
         CrossEncoder(tmp_path)
 
 
-def test_two_label_checkpoint_is_refused(tmp_path, tokenizer):
-    from transformers import BertForSequenceClassification
-
-    BertForSequenceClassification(_tiny_config(len(tokenizer), num_labels=2)).save_pretrained(
-        tmp_path
-    )
-    tokenizer.save_pretrained(tmp_path)
+def test_two_label_checkpoint_is_refused(tmp_path, save_tiny_bert):
+    save_tiny_bert(tmp_path, seed=None, max_positions=512, num_labels=2)
     with pytest.raises(CrossEncoderError, match="cannot load cross-encoder"):
         CrossEncoder(tmp_path)
 
@@ -497,11 +460,8 @@ def test_disabled_stage_passes_through_without_loading(tmp_path):
     assert stage._model is None and stage._load_error is None
 
 
-def test_untrained_model_is_flagged(tmp_path, tokenizer):
-    from transformers import BertModel
-
-    BertModel(_tiny_config(len(tokenizer))).save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
+def test_untrained_model_is_flagged(tmp_path, save_tiny_bert):
+    save_tiny_bert(tmp_path, seed=None, max_positions=512)
     r = CrossEncoderStage(OverlapRanker(), tmp_path).rank(QUERY, PASSAGES)
     assert r.info["trained"] is False
     assert r.info["degraded"] is False
@@ -569,30 +529,6 @@ def test_ranker_input_and_level_validation(tiny_ce, tmp_path):
         CrossEncoderRanker(tiny_ce).rank("  ", PASSAGES)
     with pytest.raises(CrossEncoderError):  # no fallback order: load failures raise
         CrossEncoderRanker(tmp_path / "nope").rank(QUERY, PASSAGES)
-
-
-# --------------------------------------------------------------------------------------
-# The real packaged backbone.
-
-
-@pytest.mark.slow
-def test_packaged_backbone_with_fresh_head(tmp_path, monkeypatch):
-    monkeypatch.setenv("LOGRERANK_CHECKPOINTS", str(tmp_path))  # no shipped checkpoint
-    model = CrossEncoder(None, device="cpu", precision="fp32")
-    assert model.trained is False
-    assert model.source == "UNTRAINED head on packaged all-MiniLM-L6-v2"
-    pairs = [
-        ("what lowers cholesterol", "Statins lower cholesterol."),
-        ("what lowers cholesterol", "Cats sleep most of the day."),
-        ("capital of France", "Paris is the capital of France."),
-    ]
-    scores = model.predict(pairs)
-    assert len(scores) == 3 and all(math.isfinite(x) for x in scores)
-    model.batch_size = 1
-    assert model.predict(pairs) == pytest.approx(scores, abs=1e-5)
-    # The fresh head is seeded: a second load scores identically.
-    again = CrossEncoder("packaged:all-MiniLM-L6-v2", device="cpu", precision="fp32")
-    assert again.predict(pairs) == pytest.approx(scores, abs=1e-6)
 
 
 def test_eval_memo_scores_each_pair_once_and_changes_nothing(tiny_ce_dir) -> None:

@@ -1,4 +1,6 @@
-"""Tests for logrerank.config: JSON round trip, unknown fields and wrong types rejected."""
+"""Tests for logrerank.config: JSON round trip, unknown fields and wrong types rejected; typed
+``--set`` overrides; ``run_training`` refusals. The dry-run plans on the public data are in
+``tests/integration/test_config.py``."""
 
 from __future__ import annotations
 
@@ -250,7 +252,7 @@ def test_shipped_run_configs_load() -> None:
     from logrerank.training.config import TrainConfig
     from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
 
-    configs = Path(__file__).resolve().parents[1] / "configs"
+    configs = Path(__file__).resolve().parents[2] / "configs"
     for path in sorted(configs.glob("*.json")):
         if path.name == "crossencoder.json":
             CrossEncoderTrainConfig.load(path)
@@ -287,7 +289,7 @@ BAD_OVERRIDE = {
 def _config_file(task: str):
     from pathlib import Path
 
-    return Path(__file__).resolve().parents[1] / "configs" / TASK_CONFIGS[task]
+    return Path(__file__).resolve().parents[2] / "configs" / TASK_CONFIGS[task]
 
 
 @pytest.mark.parametrize("task", list(TASK_CONFIGS))
@@ -326,26 +328,3 @@ def test_run_training_names_a_missing_init_checkpoint(tmp_path) -> None:
     missing = tmp_path / "no-stage-1"
     with pytest.raises(MissingTrainingInputError, match="no-stage-1"):
         run_training("global", _config_file("global"), [f"init={missing}"], dry_run=True)
-
-
-@pytest.mark.data
-@pytest.mark.parametrize("task", list(TASK_CONFIGS))
-def test_run_training_dry_run_returns_the_plan(task, tmp_path) -> None:
-    from logrerank.data.common import default_data_root
-    from logrerank.resources import checkpoint_dir
-    from logrerank.training.run import run_training
-
-    if not default_data_root().is_dir():
-        pytest.skip(f"public data not found at {default_data_root()} (set LOGRERANK_DATA)")
-    overrides = [f"state_dir={tmp_path / 'state'}"] if task != "roles" else []
-    if task == "global":  # the stage-1 checkpoint the config names is a run output
-        overrides.append(f"init={checkpoint_dir('log-reranker')}")
-    if task in ("local", "global"):
-        overrides.append("seed=17")
-    plan = run_training(task, _config_file(task), overrides, dry_run=True)
-    assert plan["dry_run"] is True and plan["task"] == task
-    assert plan["data"] and all(p.startswith(plan["data_root"]) for p in plan["data"])
-    assert plan["output"] and plan["state_dir"]
-    if task in ("local", "global"):
-        assert plan["config"]["seed"] == 17
-    assert not (tmp_path / "state").exists()  # a dry run writes nothing

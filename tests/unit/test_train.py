@@ -7,7 +7,6 @@ import json
 
 import pytest
 import torch
-from conftest import tiny_config
 
 from logrerank.data.schema import Doc, Example
 from logrerank.training import config as tc
@@ -34,7 +33,7 @@ def _examples(n: int = 6) -> list[Example]:
 
 
 @pytest.fixture
-def cfg(tmp_path, tiny_dir, monkeypatch):
+def cfg(tmp_path, tiny_dir, monkeypatch, tiny_config):
     exs = _examples()
     for stage in (ls, gs):
         monkeypatch.setattr(stage, "load_train_queries", lambda c, log=None: (exs[:4], exs[4:]))

@@ -123,10 +123,10 @@ def test_head_weight_by_hand() -> None:
         LoGConfig(score=ScoreConfig(head_weight=1.5)).validate()
 
 
-def test_head_weight_zero_gives_the_prior_ranking(tokenizer) -> None:
+def test_head_weight_zero_gives_the_prior_ranking(
+    tokenizer, make_tiny_encoder, tiny_config
+) -> None:
     """Isolated mode: with w = 0 the local-only ranking is the bi-encoder prior's ranking."""
-    from conftest import make_tiny_encoder, tiny_config
-
     from logrerank.config import LocalConfig
     from logrerank.pipeline import LoGReranker
 

@@ -1,4 +1,4 @@
-"""Property-based tests (issue 7.2): segmentation, limits, graph construction and the pipeline
+"""Property-based tests: segmentation, limits, graph construction and the pipeline
 under random unicode and markup.
 
 For any input the only exception allowed is the documented :class:`InputError`, and then only

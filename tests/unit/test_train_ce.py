@@ -1,5 +1,6 @@
 """Cross-encoder training (logrerank.training.cross_encoder*): config, loss, tiny training, resume,
-delta checkpoint (logrerank.models.delta_checkpoint)."""
+delta checkpoint (logrerank.models.delta_checkpoint). The shipped checkpoint's tests are in
+``tests/integration/test_train_ce.py``."""
 
 from __future__ import annotations
 
@@ -21,14 +22,12 @@ from logrerank.models.delta_checkpoint import (
     save_delta_checkpoint,
 )
 from logrerank.models.pair_scoring import score_pairs
-from logrerank.resources import package_path
 from logrerank.training.cross_encoder import main, mark_trainable, train
 from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
 from logrerank.training.cross_encoder_data import group_loss, query_group
 from logrerank.training.data import held_out
 
-REPO = Path(__file__).resolve().parents[1]
-SHIPPED = package_path("checkpoints", "cross-encoder")
+REPO = Path(__file__).resolve().parents[2]
 
 
 # ----------------------------------------------------------------------------- config
@@ -96,29 +95,7 @@ def test_group_loss_listwise_uniform_over_golds():
 
 
 # ----------------------------------------------------------------------------- tiny model
-@pytest.fixture(scope="module")
-def tiny_base(tmp_path_factory, tokenizer) -> Path:
-    """A seeded random 2-layer BERT encoder (no head) + the packaged tokenizer."""
-    from transformers import BertConfig, BertModel
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    path = tmp_path_factory.mktemp("tiny-base")
-    cfg = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(7)
-        BertModel(cfg).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
-
-
+# ``tiny_base`` (conftest.py): a seeded random 2-layer BERT encoder (no head) + the tokenizer.
 def _toy_data() -> tuple[list[Example], list[Example]]:
     """Queries whose gold passage repeats the query's key word; the rest do not."""
     words = ["insulin", "malaria", "graphene", "neutrino", "protein", "vaccine", "enzyme"]
@@ -260,27 +237,3 @@ def test_main_runs_from_config(tiny_base, tmp_path, monkeypatch, capsys):
     assert main(["--config", str(tmp_path / "c.json"), "--summary", str(tmp_path / "s.json")]) == 0
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["step"] == 3 and (tmp_path / "ckpt" / DELTA_WEIGHTS).is_file()
-
-
-# ----------------------------------------------------------------------------- shipped model
-@pytest.mark.skipif(not (SHIPPED / DELTA_META).is_file(), reason="no shipped cross-encoder")
-def test_shipped_checkpoint_is_small_delta():
-    size = sum(f.stat().st_size for f in SHIPPED.iterdir() if f.is_file())
-    assert size < 20 * 1024 * 1024, size
-    meta = json.loads((SHIPPED / DELTA_META).read_text())
-    assert meta["base"] == "packaged:all-MiniLM-L6-v2"
-    assert "classifier.weight" in meta["tensors"]
-    assert not any("embeddings" in t for t in meta["tensors"])
-    assert (SHIPPED / "MODEL_CARD.md").is_file()
-
-
-@pytest.mark.skipif(not (SHIPPED / DELTA_META).is_file(), reason="no shipped cross-encoder")
-def test_shipped_checkpoint_loads_and_ranks(tokenizer):
-    model = load_delta_checkpoint(SHIPPED)
-    q = "Insulin lowers blood glucose."
-    texts = [
-        "Insulin. Insulin reduces blood glucose levels by promoting uptake into cells.",
-        "Volcanoes. Volcanic eruptions emit ash into the stratosphere.",
-    ]
-    logits = score_pairs(model, tokenizer, q, texts, 256, bf16=False)
-    assert logits[0] > logits[1]

@@ -1,4 +1,6 @@
-"""BM25 / bi-encoder baselines, the ranker registry, evaluation and `logrerank eval`."""
+"""BM25 baseline, the ranker registry, evaluation and `logrerank eval` on toy inputs and the tiny
+model. The real-data smoke runs and the bi-encoder on the real backbone are in
+``tests/integration/test_baselines_eval.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ import pytest
 from logrerank.baselines.base import Ranker, minmax
 from logrerank.baselines.bm25 import BM25Reranker, bm25_scores, lexical_signal
 from logrerank.cli import main
-from logrerank.data.common import default_data_root
 from logrerank.data.schema import Doc, Example
 from logrerank.evaluation.evaluate import evaluate, results_markdown, write_results
 from logrerank.rankers import RANKERS, FirstPassRanker, build_rankers
@@ -105,65 +106,6 @@ def test_cli_eval_errors_are_clean(capsys):
     assert main(["eval", "--rankers", "bm25"]) == 2
     assert "pass --benchmark" in capsys.readouterr().err
     assert main(["eval", "--benchmark", "nope", "--rankers", "bm25"]) == 2
-
-
-needs_data = pytest.mark.skipif(
-    not default_data_root().is_dir(), reason="public data not found (set LOGRERANK_DATA)"
-)
-
-
-@pytest.mark.data
-@needs_data
-def test_eval_smoke_scifact_real_data(tmp_path: Path):
-    """CI smoke evaluation: a few real SciFact dev queries through `logrerank eval`."""
-    rc = main(
-        [
-            "eval", "--benchmark", "scifact", "--limit", "3", "--quiet",
-            "--rankers", "first-pass,bm25,bm25-sent,evidence-graph",
-            "--out", str(tmp_path),
-        ]
-    )  # fmt: skip
-    assert rc == 0
-    res = json.loads((tmp_path / "results.json").read_text())
-    assert res["meta"]["queries"] == 3
-    for name in ("first-pass", "bm25", "bm25-sent", "evidence-graph"):
-        p = res["summary"][name]["passage"]
-        assert 0.0 <= p["ndcg@10"] <= 100.0
-        assert res["summary"][name]["queries"] == 3
-    assert res["summary"]["bm25-sent"]["sentence"] is not None
-    assert (tmp_path / "results.md").read_text().count("|") > 10
-
-
-@pytest.mark.data
-@needs_data
-def test_eval_smoke_multihop_coverage(tmp_path: Path):
-    rc = main(
-        [
-            "eval",
-            "-b",
-            "hotpotqa",
-            "--limit",
-            "3",
-            "--quiet",
-            "-r",
-            "bm25,evidence-graph",
-            "-o",
-            str(tmp_path),
-        ]
-    )
-    assert rc == 0
-    res = json.loads((tmp_path / "results.json").read_text())
-    assert "coverage@2" in res["summary"]["evidence-graph"]["passage"]
-
-
-@pytest.mark.slow
-def test_bi_encoder_real_backbone():
-    from logrerank.baselines.bi_encoder import BiEncoderRanker
-
-    r = BiEncoderRanker("sentence").rank("Does aspirin prevent heart attacks?", PASSAGES)
-    assert r.sentences[0].passage_idx == 0
-    assert len(r.sentences) == 6
-    assert all(0.0 <= s.score <= 1.0 for s in r.sentences)
 
 
 def test_cli_eval_quantize_int8_and_passage_cache_are_recorded(tmp_path: Path, tiny_model) -> None:

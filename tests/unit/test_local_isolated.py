@@ -8,7 +8,6 @@ import dataclasses
 
 import pytest
 import torch
-from conftest import make_tiny_encoder
 
 from logrerank.config import LocalConfig
 from logrerank.local import LocalScorer
@@ -24,7 +23,7 @@ PASSAGES = [
 
 
 @pytest.fixture(scope="module")
-def iso_scorer(tokenizer) -> LocalScorer:
+def iso_scorer(tokenizer, make_tiny_encoder) -> LocalScorer:
     torch.manual_seed(0)
     enc = make_tiny_encoder(len(tokenizer), layers=2)
     cfg = LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1, dropout=0.0)
@@ -84,7 +83,7 @@ def test_joint_branch_sees_the_query_and_padding_changes_nothing(iso_scorer, tok
         assert torch.allclose(single.h_s, a.h_s[w.nodes], atol=1e-5)
 
 
-def test_only_joint_layers_and_heads_train(tokenizer) -> None:
+def test_only_joint_layers_and_heads_train(tokenizer, make_tiny_encoder) -> None:
     torch.manual_seed(1)
     enc = make_tiny_encoder(len(tokenizer), layers=2)
     for p in enc.parameters():
@@ -110,7 +109,7 @@ def test_only_joint_layers_and_heads_train(tokenizer) -> None:
     assert not set(map(id, joint)) & set(map(id, scorer.head_parameters()))
 
 
-def test_isolated_layers_out_of_range_is_rejected(tokenizer) -> None:
+def test_isolated_layers_out_of_range_is_rejected(tokenizer, make_tiny_encoder) -> None:
     enc = make_tiny_encoder(len(tokenizer), layers=2)
     with pytest.raises(ValueError, match="isolated_layers"):
         LocalScorer(enc, dataclasses.replace(LocalConfig(), isolated_layers=2))
@@ -136,11 +135,11 @@ def test_segment_cache_gives_the_uncached_forward(iso_scorer, tokenizer) -> None
     assert len(cache.store) == n_segments - len(tok.windows) + 1  # one query entry, reused
 
 
-def test_pipeline_segment_cache_matches_block_masked_windows(tokenizer) -> None:
+def test_pipeline_segment_cache_matches_block_masked_windows(
+    tokenizer, make_tiny_encoder, tiny_config
+) -> None:
     """``LoGReranker.segment_cache = True`` runs the isolated layers per segment; the scores must
     equal the default block-masked windows on multi-window passages."""
-    from conftest import tiny_config
-
     from logrerank.config import LocalConfig
     from logrerank.pipeline import LoGReranker
 
@@ -163,23 +162,30 @@ def test_pipeline_segment_cache_matches_block_masked_windows(tokenizer) -> None:
     assert [(s.node, s.score) for s in a.sentences] == [(s.node, s.score) for s in b.sentences]
 
 
-def _tiny_pipeline(tokenizer, max_length: int = 40):
-    from conftest import tiny_config
-
+@pytest.fixture
+def tiny_pipeline(tokenizer, tiny_config, make_tiny_encoder):
+    """``tiny_pipeline(max_length=40)``: a seeded tiny 2-layer LoG model in isolated mode."""
     from logrerank.pipeline import LoGReranker
 
-    enc = make_tiny_encoder(len(tokenizer), layers=2)
-    cfg = tiny_config(None, local=LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1))
-    cfg.backbone.max_length, cfg.backbone.max_query_tokens = max_length, 8
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(3)
-        return LoGReranker(cfg, encoder=enc, tokenizer=tokenizer)
+    def make(max_length: int = 40):
+        enc = make_tiny_encoder(len(tokenizer), layers=2)
+        cfg = tiny_config(
+            None, local=LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1)
+        )
+        cfg.backbone.max_length, cfg.backbone.max_query_tokens = max_length, 8
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(3)
+            return LoGReranker(cfg, encoder=enc, tokenizer=tokenizer)
+
+    return make
 
 
-def test_passage_cache_reuses_passages_across_questions(tokenizer, monkeypatch) -> None:
+def test_passage_cache_reuses_passages_across_questions(
+    tokenizer, monkeypatch, tiny_pipeline
+) -> None:
     """``passage_cache_mb``: a second question over the same passages runs no frozen layer on
     their sentences (only on the new query), and scores equal a cold, uncached call."""
-    model = _tiny_pipeline(tokenizer)
+    model = tiny_pipeline()
     passages = [" ".join(p) for p in PASSAGES]
     other = "Which drug lowers blood pressure?"
     cold = model.encode(other, passages)  # reference: cache off
@@ -210,10 +216,10 @@ def test_passage_cache_reuses_passages_across_questions(tokenizer, monkeypatch) 
     assert model.rank_encoded(warm).info["passage_cache_windows"] == [n_windows, n_windows]
 
 
-def test_passage_cache_is_bounded_and_mixed_calls_stay_exact(tokenizer) -> None:
+def test_passage_cache_is_bounded_and_mixed_calls_stay_exact(tokenizer, tiny_pipeline) -> None:
     """LRU eviction keeps the store under its budget; a call with some cached and some new
     passages equals the uncached call."""
-    model = _tiny_pipeline(tokenizer)
+    model = tiny_pipeline()
     passages = [" ".join(p) for p in PASSAGES]
     more = ["Statins lowered cholesterol in older adults.", "Placebo had no effect at all."]
     ref = model.encode(QUERY, passages + more)
@@ -232,8 +238,8 @@ def test_passage_cache_is_bounded_and_mixed_calls_stay_exact(tokenizer) -> None:
     assert torch.allclose(again.local_logits, ref.local_logits, atol=1e-5)
 
 
-def test_passage_cache_is_dropped_when_the_encoder_changes(tokenizer) -> None:
-    model = _tiny_pipeline(tokenizer)
+def test_passage_cache_is_dropped_when_the_encoder_changes(tokenizer, tiny_pipeline) -> None:
+    model = tiny_pipeline()
     passages = [" ".join(p) for p in PASSAGES]
     model.passage_cache_mb = 64
     model.encode(QUERY, passages)
@@ -248,14 +254,14 @@ def test_passage_cache_is_dropped_when_the_encoder_changes(tokenizer) -> None:
     assert torch.allclose(after.local_logits, fresh.local_logits, atol=1e-5)
 
 
-def test_pad_multiple_rounds_batch_length_and_keeps_scores(tokenizer) -> None:
+def test_pad_multiple_rounds_batch_length_and_keeps_scores(tokenizer, tiny_pipeline) -> None:
     """``LocalConfig.pad_multiple``: batches are padded to a multiple of it (fewer distinct
     shapes), never past the window length, and the scores do not change."""
     tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=40, max_query_tokens=8, isolated=True)
     L = max(len(w.input_ids) for w in tok.windows)
     assert collate(tok.windows, pad_multiple=16)["input_ids"].size(1) == -(-L // 16) * 16
     assert collate(tok.windows, pad_multiple=64, max_length=40)["input_ids"].size(1) == max(L, 40)
-    model = _tiny_pipeline(tokenizer)
+    model = tiny_pipeline()
     passages = [" ".join(p) for p in PASSAGES]
     plain = model.encode(QUERY, passages)
     model.config.local.pad_multiple = 16
@@ -298,7 +304,9 @@ def test_pack_segments_next_fit_query_once_and_long_segments() -> None:
 
 
 @pytest.mark.parametrize("width", [12, 24, 128])
-def test_packed_rows_give_the_window_layout_scores(tokenizer, width) -> None:
+def test_packed_rows_give_the_window_layout_scores(
+    tokenizer, width, make_tiny_encoder, tiny_pipeline
+) -> None:
     """``LocalConfig.pack_length``: the frozen layers on packed rows (long segments alone, one
     query for the batch, row counts rounded up under ``pad_multiple``) give the scores of the
     block-masked window layout, also for a batch mixing two questions."""
@@ -318,7 +326,7 @@ def test_packed_rows_give_the_window_layout_scores(tokenizer, width) -> None:
         scorer.config = dataclasses.replace(cfg, pack_length=0)
         for f in ("logits", "h_s", "h_q", "prior"):
             assert torch.allclose(getattr(ref, f), getattr(out, f), atol=1e-5), f
-    model = _tiny_pipeline(tokenizer)
+    model = tiny_pipeline()
     passages = [" ".join(p) for p in PASSAGES]
     model.config.local.pack_length = 0
     plain = model.encode(QUERY, passages)

@@ -1,7 +1,9 @@
 """Reports over ``logrerank eval`` runs (paired test, run comparison, seed table) and the CLI
 commands of the product steps (``paired-test``, ``report``, ``train --sweep``, ``tune-score``).
 
-Everything runs on small hand-written ``results.json`` files; nothing loads a model.
+Everything runs on small hand-written ``results.json`` files and, for ``tune-score``, the tiny
+isolated-mode checkpoint of conftest.py (``save_isolated_checkpoint``). The ``train --sweep`` plan
+on the public data is in ``tests/integration/test_reports.py``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from logrerank.cli import main
-from logrerank.data.common import default_data_root
 from logrerank.evaluation.paired import format_paired, paired_test, parse_spec, per_query
 from logrerank.evaluation.report import compare_runs, seed_table
 from logrerank.types import InputError
@@ -120,20 +121,6 @@ def test_cli_train_sweep_dry_run_refuses_a_misspelt_mode(capsys):
     assert "aligend" in capsys.readouterr().err
 
 
-@pytest.mark.data
-@pytest.mark.skipif(not default_data_root().is_dir(), reason="public data not found")
-def test_cli_train_sweep_dry_run_plans(tokenizer, tmp_path, capsys):
-    init = _isolated_checkpoint(tokenizer, tmp_path)
-    argv = ["train", "global", "--config", "configs/global.json", "--sweep", "--dry-run"]
-    argv += ["--settings", "paper-lr1e-4-ep2", "--set", "seed=17", "--set", f"init={init}"]
-    assert main(argv) == 0
-    plan = json.loads(capsys.readouterr().out)
-    assert plan["sweep"] == {"paper-lr1e-4-ep2": {"pairs": "paper", "lr": 1e-4, "epochs": 2}}
-    assert plan["config"]["seed"] == 17 and plan["dry_run"] is True
-    assert main([*argv[:-2], "--set", f"init={tmp_path / 'none'}"]) == 2
-    assert "not a checkpoint folder" in capsys.readouterr().err
-
-
 def _selection_examples() -> dict[str, list]:
     from logrerank.data.schema import Doc, Example
 
@@ -154,29 +141,12 @@ def _selection_examples() -> dict[str, list]:
     return {"select-scifact": [ex(0), ex(1)], "select-citint": [ex(2)]}
 
 
-def _isolated_checkpoint(tokenizer, folder: Path) -> Path:
-    """A tiny two-layer LoG model in isolated mode (it has the bi-encoder prior), saved."""
-    from conftest import make_tiny_encoder, tiny_config
-
-    from logrerank.backbone import load_encoder
-    from logrerank.config import LocalConfig
-    from logrerank.pipeline import LoGReranker
-
-    backbone = folder / "bert"
-    make_tiny_encoder(len(tokenizer), layers=2).save_pretrained(backbone, safe_serialization=True)
-    tokenizer.save_pretrained(backbone)
-    local = LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1)
-    cfg = tiny_config(str(backbone), local=local)
-    model = LoGReranker(cfg, encoder=load_encoder(str(backbone)), tokenizer=tokenizer)
-    return Path(model.save_pretrained(folder / "log"))
-
-
-def test_cli_tune_score_chooses_and_writes(tokenizer, tmp_path, capsys, monkeypatch):
+def test_cli_tune_score_chooses_and_writes(save_isolated_checkpoint, tmp_path, capsys, monkeypatch):
     from logrerank.config import ScoreConfig
     from logrerank.pipeline import LoGReranker
     from logrerank.training import score_tuning
 
-    ckpt = _isolated_checkpoint(tokenizer, tmp_path)
+    ckpt = save_isolated_checkpoint(tmp_path)
     before = (Path(ckpt) / "config.json").read_text()
     monkeypatch.setattr(score_tuning, "selection_sets", lambda n: _selection_examples())
     argv = ["tune-score", "--checkpoint", str(ckpt), "--cache", str(tmp_path / "rows")]

@@ -1,0 +1,1 @@
+"""Browser tests: the launched app in headless Debian chromium through Playwright (``browser``)."""
