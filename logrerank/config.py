@@ -88,6 +88,10 @@ class ContextConfig(JsonConfig):
     top_k: int = 10  # K, selected sentence units (eq. 17)
     in_passage: int = 2  # in-passage neighbours per unit (previous and next sentence)
     cross_passage: int = 2  # most similar cross-passage neighbours per unit
+    # Budget (adaptation, not in the paper; defaults = off, the paper's units unchanged):
+    max_tokens: int = 0  # token budget of the prompt text (0 = no budget)
+    min_score: float = 0.0  # relevance threshold: units and neighbours scoring below are left out
+    dedupe: bool = False  # each sentence once: no neighbour that is a unit or was already shown
 
 
 @dataclass
@@ -154,6 +158,8 @@ class LoGConfig(JsonConfig):
                 "context.top_k, local.batch_tokens, local.pad_multiple, local.pack_length or "
                 "local.max_batch_windows out of range"
             )
+        if self.context.max_tokens < 0 or not 0.0 <= self.context.min_score <= 1.0:
+            raise ConfigError("context.max_tokens must be >= 0 and context.min_score in [0, 1]")
         if not 0.0 <= self.score.passage_weight <= 10.0:
             raise ConfigError(
                 f"score.passage_weight must be in [0, 10], got {self.score.passage_weight}"

@@ -1,4 +1,5 @@
-"""The comparison view: top-k lists side by side with rank-shift badges, and the slope chart."""
+"""The comparison view: top-k lists side by side with rank-shift badges against LoG and each
+ranker's own score beside every item, and the slope chart labelled on both sides."""
 
 from __future__ import annotations
 
@@ -7,18 +8,25 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from .viz import ROLE_COLORS, esc, role_color, short
+from .viz import ROLE_COLORS, esc, fmt, role_color, short
 
 
-def shift_badge(shift: int | None) -> str:
-    """An arrow badge for a rank shift (positive = moved up vs the reference)."""
+def shift_badge(shift: int | None, reference: str = "the reference") -> str:
+    """An arrow badge for a rank shift (positive = this list ranks it higher than the reference)."""
+    ref = esc(reference)
     if shift is None:
-        return "<span style='color:#888' title='not ranked by the reference'>new</span>"
+        return f"<span class='lr-shift' style='color:#888' title='not ranked by {ref}'>new</span>"
     if shift > 0:
-        return f"<span style='color:#1a7f37' title='up {shift} vs reference'>▲{shift}</span>"
+        return (
+            f"<span class='lr-shift' style='color:#1a7f37' title='{shift} places higher than "
+            f"{ref}'>▲{shift}</span>"
+        )
     if shift < 0:
-        return f"<span style='color:#cf222e' title='down {-shift} vs reference'>▼{-shift}</span>"
-    return "<span style='color:#888' title='same rank as reference'>=</span>"
+        return (
+            f"<span class='lr-shift' style='color:#cf222e' title='{-shift} places lower than "
+            f"{ref}'>▼{-shift}</span>"
+        )
+    return f"<span class='lr-shift' style='color:#888' title='same place as {ref}'>=</span>"
 
 
 def comparison_columns_html(
@@ -31,8 +39,8 @@ def comparison_columns_html(
 
     Args:
         title: heading of the block.
-        columns: ``[{"name", "items": [(key, label, text, role)], "note"}]`` in rank order; keys
-            identify the same item across columns.
+        columns: ``[{"name", "items": [(key, label, text, role, score)], "note"}]`` in rank
+            order; keys identify the same item across columns; ``score`` (or None) is shown.
         reference: name of the column the arrows compare against.
         k: items per column.
     """
@@ -54,14 +62,19 @@ def comparison_columns_html(
             )
             + "<ol style='margin:4px 0 0 0;padding-left:22px;font-size:12.5px'>"
         )
-        for r, (key, label, text, role) in enumerate(col["items"][:k], 1):
+        for r, (key, label, text, role, score) in enumerate(col["items"][:k], 1):
             badge = ""
             if col["name"] != reference and ref:
                 rr = ref_rank.get(key)
-                badge = " " + shift_badge(rr - r if rr is not None else None)
+                badge = " " + shift_badge(rr - r if rr is not None else None, reference)
+            sc = (
+                f" <span class='lr-score' style='color:#555;font-size:11.5px'>{fmt(score)}</span>"
+                if score is not None
+                else ""
+            )
             out.append(
                 f"<li style='margin-bottom:3px;border-left:3px solid {role_color(role)};"
-                f"padding-left:4px' title='{esc(text)}'><b>{esc(label)}</b>{badge}"
+                f"padding-left:4px' title='{esc(text)}'><b>{esc(label)}</b>{sc}{badge}"
                 + (f"<br><span style='color:#333'>{esc(short(text, 110))}</span>" if text else "")
                 + "</li>"
             )
@@ -108,8 +121,11 @@ def slope_figure(
                 mode="lines+markers+text",
                 line={"color": color, "width": width},
                 marker={"size": 8, "color": color},
-                text=[esc(labels.get(key, "").split(":")[0]) if a <= k else "", ""],
-                textposition="middle left",
+                text=[
+                    esc(labels.get(key, "").split(":")[0]) if a <= k else "",
+                    esc(labels.get(key, "").split(":")[0]) if b <= k else "",
+                ],
+                textposition=["middle left", "middle right"],
                 textfont={"size": 10},
                 hovertext=[esc(short(labels.get(key, ""), 140))] * 2,
                 hoverinfo="text+y",
@@ -131,7 +147,7 @@ def slope_figure(
     )
     fig.update_layout(
         height=max(360, 22 * min(top, 40) + 120),
-        margin={"l": 150, "r": 30, "t": 40, "b": 30},
+        margin={"l": 70, "r": 20, "t": 40, "b": 30},
         title={
             "text": f"Rank shift: {esc(left_name)} → {esc(right_name)} (top-{k} of either)",
             "font": {"size": 14},
@@ -139,7 +155,7 @@ def slope_figure(
         legend={"orientation": "h", "y": -0.08},
         plot_bgcolor="white",
     )
-    fig.update_xaxes(showgrid=False)
+    fig.update_xaxes(showgrid=False, range=[-0.75, 1.75])  # room for labels on both sides
     return fig
 
 

@@ -1,4 +1,8 @@
-"""The structured-context tab of the app: units as JSON, the download file, token counts."""
+"""The structured-context tab of the app: units as JSON, the download file, token counts.
+
+Passage and sentence numbers are 1-based here (``"passage": 1`` is the first passage), as
+everywhere in the app; the library's context (:mod:`logrerank.context`) counts from 0.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +21,32 @@ OUT_DIR = Path(tempfile.gettempdir()) / "logrerank-app"
 """Where the downloadable context files are written."""
 
 
+INDEX_NOTE = "passage and sentence numbers are 1-based, as in the app (P1·S1 = first sentence)"
+
+
+def one_based(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Units with 1-based ``passage`` / ``sentence`` numbers and a ``ref`` like ``"P2·S3"``
+    (the graph's internal node id is left out), neighbours too."""
+
+    def ref(r: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in r.items() if k != "node"}
+        p, s = int(r["passage"]) + 1, int(r["sentence"]) + 1
+        out.update(ref=f"P{p}·S{s}", passage=p, sentence=s)
+        return out
+
+    result = []
+    for u in units:
+        v = ref(u)
+        v["before"] = ref(u["before"]) if u.get("before") else None
+        v["after"] = ref(u["after"]) if u.get("after") else None
+        v["similar"] = [ref(r) for r in u.get("similar", [])]
+        result.append(v)
+    return result
+
+
 def context_units_json(units: list[dict[str, Any]]) -> str:
-    """Context units as pretty JSON text."""
-    return json.dumps(units, indent=1, ensure_ascii=False, allow_nan=False, default=str)
+    """Context units as pretty JSON text (1-based numbers, see :func:`one_based`)."""
+    return json.dumps(one_based(units), indent=1, ensure_ascii=False, allow_nan=False, default=str)
 
 
 def write_context_file(ranking: Ranking, units: list[dict[str, Any]]) -> str | None:
@@ -32,7 +59,9 @@ def write_context_file(ranking: Ranking, units: list[dict[str, Any]]) -> str | N
             "model": ranking.info.get("model"),
             "trained": ranking.info.get("trained"),
             "k": (ranking.context or {}).get("k"),
-            "units": units,
+            "budget": (ranking.context or {}).get("budget"),
+            "index_base": INDEX_NOTE,
+            "units": one_based(units),
             "prompt": (ranking.context or {}).get("prompt", ""),
         }
         path.write_text(
@@ -51,22 +80,27 @@ def count_tokens(tokenizer: Any, text: str) -> int:
     return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
-def token_report(model: Any, ranking: Ranking) -> str:
-    """Markdown line: tokens of the structured context vs the flat top-10 passages (LoG order).
+def flat_text(ranking: Ranking, k: int) -> str:
+    """The top-``k`` passages (LoG order) as one text: what a flat context would hold."""
+    parts = []
+    for p in ranking.passages_ranked[:k]:
+        passage = ranking.passages[p.passage_idx]
+        parts.append((passage.title + "\n" if passage.title else "") + passage.text)
+    return "\n\n".join(parts)
 
-    Counts backbone WordPiece tokens; falls back to words when the tokenizer fails.
+
+def token_report(model: Any, ranking: Ranking, k: int = 10) -> str:
+    """Markdown: tokens of the structured context vs the flat top-k passages (LoG order).
+
+    ``k`` is the number of context units asked for; the flat context holds the top
+    ``min(k, passages)`` passages and the line says so. Counts backbone WordPiece tokens;
+    falls back to words when the tokenizer fails.
     """
-    prompt = (ranking.context or {}).get("prompt", "")
-    top = ranking.passages_ranked[:10]
-    flat = "\n\n".join(
-        (
-            ranking.passages[p.passage_idx].title + "\n"
-            if ranking.passages[p.passage_idx].title
-            else ""
-        )
-        + ranking.passages[p.passage_idx].text
-        for p in top
-    )
+    ctx = ranking.context or {}
+    prompt = ctx.get("prompt", "")
+    n_pass = len(ranking.passages_ranked)
+    k_flat = max(0, min(int(k), n_pass))
+    flat = flat_text(ranking, k_flat)
     try:
         a, b = count_tokens(model.tokenizer, prompt), count_tokens(model.tokenizer, flat)
     except Exception:
@@ -74,12 +108,37 @@ def token_report(model: Any, ranking: Ranking) -> str:
         unit = "words"
     else:
         unit = "tokens (backbone WordPiece)"
-    ratio = f" ({a / b:.0%} of the flat context)" if b else ""
-    n_units = len((ranking.context or {}).get("units", []))
-    return (
-        f"**Structured context:** {a:,} {unit} in {n_units} units{ratio} · "
-        f"**flat top-{len(top)} passages (LoG order):** {b:,} {unit}"
+    ratio = f" (**{a / b:.0%}** of the flat context)" if b else ""
+    units = ctx.get("units", [])
+    n_from = len({u["passage"] for u in units})
+    which = f"all {n_pass}" if k_flat == n_pass else f"top-{k_flat} of {n_pass}"
+    line = (
+        f"**Structured context:** {a:,} {unit} in {len(units)} units from {n_from} passages"
+        f"{ratio} · **flat top-{k_flat} passages** ({which}, LoG order): {b:,} {unit}"
     )
+    budget = ctx.get("budget") or {}
+    cut = []
+    if budget.get("max_tokens"):
+        cut.append(f"budget {budget['max_tokens']:,} tokens")
+    if budget.get("min_score"):
+        cut.append(f"relevance threshold {budget['min_score']:.2f}")
+    if budget.get("dedupe"):
+        cut.append("each sentence once")
+    left = budget.get("units_over_budget", 0) + budget.get("units_below_threshold", 0)
+    if cut:
+        line += "  \n" + "Settings: " + ", ".join(cut)
+        if left:
+            line += f"; {left} of the top-{ctx.get('k', len(units))} units left out"
+    return line
 
 
-__all__ = ["OUT_DIR", "context_units_json", "count_tokens", "token_report", "write_context_file"]
+__all__ = [
+    "INDEX_NOTE",
+    "OUT_DIR",
+    "context_units_json",
+    "count_tokens",
+    "flat_text",
+    "one_based",
+    "token_report",
+    "write_context_file",
+]

@@ -1,4 +1,9 @@
-"""The explain view: why one sentence sits where it does (scores, role, intent, neighbours)."""
+"""The explain view: why one sentence sits where it does (scores, role, intent, neighbours).
+
+The "why it moved" lines read the strongest messages into the sentence and say what each edge
+means, by relation name (:data:`RELATION_PHRASES`; in-passage adjacency and unknown relations
+have generic phrases), e.g. "moved up: sentence P2·S3 mentions this passage's title".
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,66 @@ from typing import Any
 
 from ..config import ROLE_NAMES
 from ..types import GraphEdge, Ranking, ScoredSentence
-from .viz import RELATION_COLORS, esc, fmt, role_color, sentence_ref, short
+from .viz import esc, fmt, relation_style, role_color, sentence_ref, short
+
+RELATION_PHRASES: dict[str, str] = {
+    "similar": "sentence {src} in passage {src_p} says something similar (cosine {sim})",
+    "mentions": "sentence {src} mentions this passage's title",
+    "mentioned-by": "this sentence mentions the title of passage {src_p} (sentence {src})",
+    "shared-term": "sentence {src} in passage {src_p} shares a rare term with it",
+}
+"""What an edge into a sentence means, by relation name (``{src}``: the source sentence,
+``{src_p}``: its passage number, ``{sim}``: the cosine, ``{rel}``: the relation name)."""
+
+IN_PASSAGE_PHRASE = "the previous sentence {src} of this passage ({rel}) passes its evidence on"
+OTHER_PHRASE = "sentence {src} is linked to it ({rel})"
+
+INTENT_NOTE = (
+    "The intent head (eq. 2) reads from the question and this passage which kind of evidence the "
+    "question asks for; the local score rewards sentences whose role matches it (eq. 4)."
+)
+
+
+def edge_phrase(edge: GraphEdge, source: ScoredSentence, target: ScoredSentence) -> str:
+    """What the edge ``source -> target`` tells about ``target``, in words (not escaped)."""
+    sim = fmt(edge.similarity, 2)
+    fields = {
+        "src": sentence_ref(source),
+        "src_p": f"P{source.passage_idx + 1}",
+        "sim": sim,
+        "rel": edge.relation,
+    }
+    template = RELATION_PHRASES.get(edge.relation)
+    if template is None:
+        same = source.passage_idx == target.passage_idx
+        template = IN_PASSAGE_PHRASE if same and edge.similarity is None else OTHER_PHRASE
+    return template.format(**fields)
+
+
+def why_lines(
+    s: ScoredSentence,
+    incoming: list[tuple[GraphEdge, ScoredSentence]],
+    local_rank: int | None,
+    limit: int = 3,
+) -> list[str]:
+    """Up to ``limit`` lines "moved up: <what the edge means> (α ...)" for the strongest edges in.
+
+    The direction comes from the rank by local scores alone against the final rank (the graph
+    correction's sign when that rank is unknown).
+    """
+    if local_rank is not None:
+        moved = local_rank - s.rank
+    elif s.global_score is not None and s.local_score is not None:
+        moved = (s.global_score > s.local_score) - (s.global_score < s.local_score)
+    else:
+        moved = 0
+    head = "moved up" if moved > 0 else "moved down" if moved < 0 else "kept its place"
+    out = []
+    for e, n in incoming[:limit]:
+        att = e.attention or []
+        a = f" (α {sum(att) / len(att):.2f})" if att else ""
+        out.append(f"{head}: {edge_phrase(e, n, s)}{a}")
+    return out
 
 
 def explain_html(
@@ -48,6 +112,18 @@ def explain_html(
         f"background:#999'></span>{x:.2f}</div>"
         for r, x in zip(ROLE_NAMES, intent or [])
     )
+    why = why_lines(s, incoming, local_rank)
+    moved = ""
+    if local_rank:
+        d = local_rank - s.rank
+        moved = (
+            f"up {d} place{'s' if d != 1 else ''} from rank {local_rank} by local score alone"
+            if d > 0
+            else f"down {-d} place{'s' if d != -1 else ''} from rank {local_rank} by local "
+            "score alone"
+            if d < 0
+            else "the same rank as by local score alone"
+        )
     out = [
         "<div class='lr-explain' style='font-size:14px'>",
         f"<div style='font-weight:600'>#{s.rank} · passage {s.passage_idx + 1}"
@@ -56,10 +132,14 @@ def explain_html(
         f"<blockquote style='border-left:4px solid {role_color(s.role)};margin:6px 0;"
         f"padding:4px 10px;background:#fafafa'>{esc(s.text)}</blockquote>",
         "<table style='font-size:13px;border-collapse:collapse'>",
-        f"<tr><td style='padding-right:14px'>local score (eq. 6)</td><td><b>{fmt(s.local_score)}</b>"
+        f"<tr><td style='padding-right:14px'>score (sorts the ranking)</td>"
+        f"<td class='lr-score'><b>{fmt(s.score, 4)}</b> (rank {s.rank}"
+        + (f"; {moved}" if moved else "")
+        + ")</td></tr>",
+        f"<tr><td>global score (eq. 16, raw)</td><td>{fmt(s.global_score, 4)}</td></tr>",
+        f"<tr><td>local score (eq. 6, raw)</td><td>{fmt(s.local_score, 4)}"
         + (f" (rank {local_rank} by local alone)" if local_rank else "")
         + "</td></tr>",
-        f"<tr><td>global score (eq. 16)</td><td><b>{fmt(s.global_score)}</b> (rank {s.rank})</td></tr>",
         f"<tr><td>graph correction</td><td>{'–' if delta is None else f'{delta:+.4f}'}</td></tr>",
         f"<tr><td>cross-encoder (sentence)</td><td>{fmt(signals.get('ce'))}"
         + (f" (rank {signals['ce_rank']})" if signals.get("ce_rank") else "")
@@ -68,9 +148,26 @@ def explain_html(
         "</table>",
         "<div style='display:flex;gap:30px;margin-top:8px'>",
         f"<div><div style='font-weight:600;font-size:13px'>role (eq. 3): {esc(s.role or '–')}</div>{bars}</div>",
-        f"<div><div style='font-weight:600;font-size:13px'>question intent in this passage (eq. 2)</div>{intent_bars or '–'}</div>",
+        f"<div style='max-width:360px'><div style='font-weight:600;font-size:13px'>question "
+        f"intent in this passage (eq. 2)</div>{intent_bars or '–'}"
+        f"<div class='lr-intent-note' style='font-size:11.5px;color:#555'>{esc(INTENT_NOTE)}"
+        "</div></div>",
         "</div>",
     ]
+    if why:
+        out.append(
+            "<div class='lr-why' style='margin-top:8px;font-size:13px'><b>"
+            + ("Why it moved" if why[0].startswith("moved") else "Strongest messages in")
+            + "</b>"
+            "<ul style='margin:2px 0 0 0;padding-left:20px'>"
+            + "".join(f"<li>{esc(w)}</li>" for w in why)
+            + "</ul></div>"
+        )
+    if s.global_score is not None and abs(s.score - s.global_score) > 1e-6:
+        out.append(
+            "<p style='font-size:12px;color:#555'>The score differs from the raw global score: "
+            "it is the global logit adjusted as configured (logrerank/scoring.py).</p>"
+        )
     if delta is not None and abs(delta) < 1e-9:
         out.append(
             "<p style='font-size:12px;color:#a15c00'>The graph left this score unchanged "
@@ -99,7 +196,7 @@ def _neighbour_table(title: str, rows: list[tuple[GraphEdge, ScoredSentence]]) -
         rel = e.relation + (f" (cos {e.similarity:.2f})" if e.similarity is not None else "")
         out.append(
             "<tr style='border-bottom:1px solid #f0f0f0'>"
-            f"<td style='color:{RELATION_COLORS.get(e.relation, '#333')}'>{esc(rel)}</td>"
+            f"<td style='color:{relation_style(e.relation)['color']}'>{esc(rel)}</td>"
             f"<td>{esc(att)}</td><td>{esc(sentence_ref(n))}</td><td>{n.rank}</td>"
             f"<td>{fmt(n.global_score)}</td><td>{esc(short(n.text, 140))}</td></tr>"
         )
@@ -107,4 +204,4 @@ def _neighbour_table(title: str, rows: list[tuple[GraphEdge, ScoredSentence]]) -
     return "".join(out)
 
 
-__all__ = ["explain_html"]
+__all__ = ["INTENT_NOTE", "RELATION_PHRASES", "edge_phrase", "explain_html", "why_lines"]

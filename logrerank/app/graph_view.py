@@ -1,8 +1,10 @@
 """The sentence-graph view: a self-contained pyvis document embedded as a sandboxed iframe.
 
-Nodes are sentences (colour = role, size = score, thick border = top-K context unit), edges the
-graph's relations (arrows for in-passage adjacency, dashed lines for similarity pairs). The page
-is rendered from ``graph_template.html`` (package data, read with
+Nodes are sentences (colour = role, size = the sort score, thick border = top-K context unit),
+placed in one box per passage (:mod:`.graph_layout`, fixed positions, no physics); edges are the
+graph's relations, styled by :data:`~logrerank.app.viz.RELATION_STYLES` (arrows for directed
+relations, one dashed link per symmetric pair). The legend sits above the canvas (collapsible).
+The page is rendered from ``graph_template.html`` (package data, read with
 :func:`logrerank.resources.package_path`) and pyvis' bundled vis-network, so it needs no CDN;
 data enters the page only through Jinja's ``tojson`` (see :mod:`logrerank.app.viz` on escaping).
 """
@@ -10,6 +12,7 @@ data enters the page only through Jinja's ``tojson`` (see :mod:`logrerank.app.vi
 from __future__ import annotations
 
 import html
+import json
 import math
 from functools import lru_cache
 from pathlib import Path
@@ -18,7 +21,24 @@ from typing import Any
 from ..config import ROLE_NAMES
 from ..resources import package_path
 from ..types import GraphEdge, Ranking, ScoredSentence
-from .viz import RELATION_COLORS, ROLE_COLORS, esc, fmt, role_color, sentence_ref, short
+from .graph_layout import (
+    filter_nodes,
+    graph_selection,
+    layout_spec,
+    passage_layout,
+    resolve_top_n,
+)
+from .viz import (
+    ROLE_COLORS,
+    esc,
+    fmt,
+    link_counts,
+    relation_order,
+    relation_style,
+    role_color,
+    sentence_ref,
+    short,
+)
 
 _PYVIS_TEMPLATES = Path(__import__("pyvis").__file__).resolve().parent / "templates"
 GRAPH_TEMPLATE_NAME = "logrerank_graph.html"
@@ -45,59 +65,59 @@ def _graph_env():
     )
 
 
-def graph_legend_html(
-    num_nodes: int, num_shown: int, top_k: int, edge_counts: dict[str, int]
-) -> str:
-    """The legend overlay of the graph (roles, marks, relation styles, counts)."""
-    parts = ["<div id='legend'><b>Nodes</b> = sentences<br>"]
-    for role, color in ROLE_COLORS.items():
-        parts.append(f"<span class='sw' style='background:{color}'></span>{esc(role)}<br>")
-    parts.append(
-        f"size = global score<br>★ thick border = top-{int(top_k)} context unit<br><b>Edges</b><br>"
+def _swatch(style: dict[str, Any]) -> str:
+    """An inline SVG line in the relation's colour and dash pattern (legend)."""
+    dash = style.get("dash")
+    dash_attr = f" stroke-dasharray='{' '.join(str(int(d)) for d in dash)}'" if dash else ""
+    return (
+        "<svg class='ln' width='24' height='8' aria-hidden='true'><line x1='1' y1='4' x2='23' "
+        f"y2='4' stroke='{esc(style['color'])}' stroke-width='3'{dash_attr}/></svg>"
     )
-    for rel, color in RELATION_COLORS.items():
+
+
+def graph_legend_html(
+    num_nodes: int,
+    num_shown: int,
+    top_k: int,
+    edge_counts: dict[str, int],
+    shown_counts: dict[str, int] | None = None,
+    top_n: int = 0,
+) -> str:
+    """The legend above the canvas (collapsible): roles, marks, every relation with its count.
+
+    ``edge_counts`` are the links of the whole graph (:func:`~logrerank.app.viz.link_counts`,
+    a symmetric pair = one link), ``shown_counts`` those drawn when the view is filtered.
+    """
+    shown_counts = edge_counts if shown_counts is None else shown_counts
+    roles = "".join(
+        f"<span class='it'><span class='sw' style='background:{c}'></span>{esc(r)}</span>"
+        for r, c in ROLE_COLORS.items()
+    )
+    inside, across = [], []
+    for rel in relation_order(edge_counts):
         n = edge_counts.get(rel, 0)
         if rel != "similar" and not n:
             continue
-        dash = " dash" if rel == "similar" else ""
-        label = "similar (other passage, cosine)" if rel == "similar" else rel + " (in passage)"
-        parts.append(
-            f"<span class='ln{dash}' style='border-color:{color}'></span>{esc(label)} · {n}<br>"
+        style = relation_style(rel)
+        arrow = "↔" if style["symmetric"] else "→"
+        count = f"{n}" if shown_counts == edge_counts else f"{shown_counts.get(rel, 0)} of {n}"
+        where = style["where"]
+        item = (
+            f"<span class='it' data-relation='{esc(rel)}' data-count='{n}' "
+            f"data-shown='{shown_counts.get(rel, 0)}' title='{esc(where)}'>{_swatch(style)}"
+            f"{esc(rel)} {arrow} · {esc(count)}</span>"
         )
-    parts.append(f"showing {int(num_shown)} of {int(num_nodes)} nodes</div>")
-    return "".join(parts)
-
-
-def filter_nodes(ranking: Ranking, top_n: int) -> set[int]:
-    """Nodes of the top ``top_n`` sentences and their graph neighbours (all when ``top_n <= 0``)."""
-    if top_n <= 0 or top_n >= len(ranking.sentences):
-        return {s.node for s in ranking.sentences}
-    keep = {s.node for s in ranking.sentences[:top_n]}
-    shown = set(keep)
-    for e in ranking.edges:
-        if e.source in keep:
-            shown.add(e.target)
-        if e.target in keep:
-            shown.add(e.source)
-    return shown
-
-
-def _initial_positions(ranking: Ranking) -> dict[int, tuple[float, float]]:
-    """Passages on a circle, their sentences on a short arc: physics then only refines."""
-    by_passage: dict[int, list[ScoredSentence]] = {}
-    for s in sorted(ranking.sentences, key=lambda s: s.node):
-        by_passage.setdefault(s.passage_idx, []).append(s)
-    n_p = max(1, len(ranking.passages))
-    radius = 120.0 + 45.0 * n_p
-    pos = {}
-    for p, sents in by_passage.items():
-        a = 2 * math.pi * p / n_p
-        cx, cy = radius * math.cos(a), radius * math.sin(a)
-        for j, s in enumerate(sents):
-            b = a + math.pi / 2
-            off = (j - (len(sents) - 1) / 2) * 38.0
-            pos[s.node] = (cx + off * math.cos(b), cy + off * math.sin(b))
-    return pos
+        (inside if where == "in passage" else across).append(item)
+    filtered = f"top {int(top_n)} and their neighbours: " if num_shown < num_nodes else ""
+    return (
+        "<details id='legend' open><summary>Legend · showing "
+        f"{filtered}{int(num_shown)} of {int(num_nodes)} sentences</summary>"
+        f"<div><b>Nodes</b>{roles}<span class='it'>size = score · ★rank = top-{int(top_k)} "
+        "context unit · box = passage P# (LoG passage rank)</span></div>"
+        f"<div><b>In passage</b> (next sentence) {''.join(inside) or '–'}</div>"
+        f"<div><b>Across passages</b> (↔ pair = 1 link) {''.join(across) or '–'}</div>"
+        "</details>"
+    )
 
 
 def _node_tooltip(s: ScoredSentence, ranking: Ranking, extra: dict[str, Any]) -> str:
@@ -110,8 +130,9 @@ def _node_tooltip(s: ScoredSentence, ranking: Ranking, extra: dict[str, Any]) ->
         f"#{s.rank}  passage {s.passage_idx + 1}{title}, sentence {s.sent_idx + 1}",
         short(s.text, 400),
         "",
+        f"score {fmt(s.score, 4)} (sorts the ranking) · global {fmt(s.global_score)}"
+        f" · local {fmt(s.local_score)}",
         f"role: {s.role or '–'} ({role_line})",
-        f"global {fmt(s.global_score)} · local {fmt(s.local_score)}",
     ]
     if extra.get("ce") is not None:
         lines.append(
@@ -126,14 +147,15 @@ def graph_document(
     top_k: int = 10,
     top_n: int = 0,
     signals: dict[int, dict[str, Any]] | None = None,
-    height_px: int = 600,
+    height_px: int = 560,
 ) -> str:
     """The sentence graph as a complete, self-contained HTML document (pyvis, vis-network inline).
 
     Args:
         ranking: a LoG ranking (sentences, edges with relation and attention).
         top_k: the number of top sentences marked as selected context units.
-        top_n: show only the top ``top_n`` sentences and their neighbours (0 = all).
+        top_n: show only the top ``top_n`` sentences and their neighbours (0 = automatic, see
+            :func:`~logrerank.app.graph_layout.resolve_top_n`).
         signals: per node extra scores for tooltips (``ce``, ``ce_rank``, ``bm25``).
         height_px: canvas height.
 
@@ -143,128 +165,114 @@ def graph_document(
     from pyvis.network import Network
 
     signals = signals or {}
-    shown = filter_nodes(ranking, top_n)
+    n_total = len(ranking.sentences)
+    top_n = resolve_top_n(int(top_n), n_total)
+    shown, drawn = graph_selection(ranking, top_n)
     net = Network(height=f"{height_px}px", width="100%", directed=True, cdn_resources="in_line")
     net.templateEnv = _graph_env()
     net.path = GRAPH_TEMPLATE_NAME
-    pos = _initial_positions(ranking)
-    n_total = len(ranking.sentences)
-    label_all = len(shown) <= 80
+    pos, groups = passage_layout(ranking, shown)
     for s in sorted(ranking.sentences, key=lambda s: s.node):
         if s.node not in shown:
             continue
         score = s.score if math.isfinite(s.score) else 0.0
         selected = s.rank <= top_k
         color = role_color(s.role)
-        label = f"★{s.rank}" if selected else (sentence_ref(s) if label_all else "")
         x, y = pos.get(s.node, (0.0, 0.0))
         net.add_node(
             s.node,
-            label=label or " ",
+            label=f"★{s.rank}" if selected else f"S{s.sent_idx + 1}",
             shape="dot",
             color={
                 "background": color,
                 "border": "#111111" if selected else color,
                 "highlight": {"background": color, "border": "#000000"},
             },
-            size=8 + 26 * max(0.0, min(1.0, score)),
+            size=7 + 15 * max(0.0, min(1.0, score)),
             borderWidth=4 if selected else 1,
             title=_node_tooltip(s, ranking, signals.get(s.node, {})),
             x=x,
             y=y,
-            font={"size": 12 if selected else 10, "color": "#222222"},
+            physics=False,
+            font={"size": 13 if selected else 10, "color": "#222222"},
         )
-        if not label:
-            net.node_map[s.node]["label"] = ""
-    edge_counts = _add_edges(net, ranking.edges, shown, ranking)
-    options = {
+    _add_edges(net, drawn, shown, ranking)
+    net.options = {
         "autoResize": True,
         "layout": {"improvedLayout": False, "randomSeed": 7},
         "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
         "nodes": {"shape": "dot"},
         "edges": {"smooth": False, "selectionWidth": 2},
-        "physics": {
-            "enabled": True,
-            "solver": "barnesHut",
-            "barnesHut": {
-                "gravitationalConstant": -3500,
-                "springLength": 90,
-                "springConstant": 0.03,
-                "damping": 0.35,
-                "avoidOverlap": 0.2,
-            },
-            "minVelocity": 1.5,
-            "stabilization": {
-                "enabled": True,
-                "iterations": 160,
-                "updateInterval": 40,
-                "fit": True,
-            },
-        },
+        "physics": {"enabled": False},
     }
-    net.options = options
     doc = net.generate_html()
-    legend = graph_legend_html(n_total, len(shown), top_k, edge_counts)
+    counts_all = link_counts(ranking.edges)
+    counts_shown = link_counts(drawn)
+    legend = graph_legend_html(n_total, len(shown), top_k, counts_all, counts_shown, top_n)
     meta = (
         f"<div id='meta' data-nodes='{len(shown)}' data-edges='{len(net.edges)}' "
-        f"data-total-nodes='{n_total}'>drag to move · scroll to zoom · hover for details</div>"
+        f"data-total-nodes='{n_total}' data-links='{sum(counts_all.values())}'>"
+        "drag to move · scroll to zoom · hover for details</div>"
     )
-    return doc.replace("<body>\n", "<body>\n" + legend + meta + "\n", 1)
+    group_json = json.dumps(groups, ensure_ascii=True).replace("<", "\\u003c")
+    spec = json.dumps(layout_spec())
+    groups_js = f"<script>var passageGroups = {group_json}; var layoutSpec = {spec};</script>"
+    return doc.replace("<body>\n", "<body>\n" + legend + meta + groups_js + "\n", 1)
 
 
-def _add_edges(net, edges: list[GraphEdge], shown: set[int], ranking: Ranking) -> dict[str, int]:
-    """Adjacency edges (arrows, colour by relation) and merged similarity pairs (dashed)."""
+def _add_edges(net, edges: list[GraphEdge], shown: set[int], ranking: Ranking) -> None:
+    """One drawn edge per directed edge, one per symmetric pair (style by relation name)."""
     by_node = ranking.sentence_by_node()
-    counts: dict[str, int] = {}
-    sim_pairs: dict[tuple[int, int], dict[str, Any]] = {}
+    pairs: dict[tuple[str, int, int], list[GraphEdge]] = {}
     for e in edges:
         if e.source not in shown or e.target not in shown:
             continue
-        att = e.attention or []
-        if e.relation == "similar":
-            key = (min(e.source, e.target), max(e.source, e.target))
-            entry = sim_pairs.setdefault(key, {"sim": e.similarity, "att": {}})
-            entry["att"][(e.source, e.target)] = att
+        style = relation_style(e.relation)
+        if style["symmetric"]:
+            key = (e.relation, min(e.source, e.target), max(e.source, e.target))
+            pairs.setdefault(key, []).append(e)
             continue
-        counts[e.relation] = counts.get(e.relation, 0) + 1
+        att = e.attention or []
         a = sum(att) / len(att) if att else None
         u, v = by_node[e.source], by_node[e.target]
-        title = (
-            f"{e.relation} (in passage {u.passage_idx + 1}): {sentence_ref(u)} → {sentence_ref(v)}"
-        )
+        where = f"in passage {u.passage_idx + 1}" if u.passage_idx == v.passage_idx else "link"
+        title = f"{e.relation} ({where}): {sentence_ref(u)} → {sentence_ref(v)}"
         if att:
             title += "\nattention into target per layer: " + ", ".join(f"{x:.2f}" for x in att)
         net.add_edge(
             e.source,
             e.target,
-            color=RELATION_COLORS.get(e.relation, "#999999"),
+            color=style["color"],
             width=1.5 + (4 * a if a is not None else 0.0),
+            dashes=style["dash"] or False,
             arrows="to",
             title=title,
         )
-    for (u, v), entry in sim_pairs.items():
-        counts["similar"] = counts.get("similar", 0) + 1
+    for (rel, u, v), group in pairs.items():
+        sim = next((e.similarity for e in group if e.similarity is not None), None)
         su, sv = by_node[u], by_node[v]
-        title = f"similar, cosine {fmt(entry['sim'], 2)}: {sentence_ref(su)} ↔ {sentence_ref(sv)}"
-        for (a, b), att in sorted(entry["att"].items()):
-            if att:
+        head = f"{rel}" + (f", cosine {fmt(sim, 2)}" if sim is not None else "")
+        title = f"{head}: {sentence_ref(su)} ↔ {sentence_ref(sv)}"
+        for e in sorted(group, key=lambda e: (e.source, e.target)):
+            if e.attention:
                 title += (
-                    f"\nattention {sentence_ref(by_node[a])} → {sentence_ref(by_node[b])}: "
-                    + ", ".join(f"{x:.2f}" for x in att)
+                    f"\nattention {sentence_ref(by_node[e.source])} → "
+                    f"{sentence_ref(by_node[e.target])}: "
+                    + ", ".join(f"{x:.2f}" for x in e.attention)
                 )
+        style = relation_style(rel)
         net.add_edge(
             u,
             v,
-            color=RELATION_COLORS["similar"],
-            width=1.0 + 2.0 * max(0.0, (entry["sim"] or 0.0)),
-            dashes=True,
+            color=style["color"],
+            width=1.0 + 2.0 * max(0.0, (sim or 0.0)),
+            dashes=style["dash"] or True,
             arrows={"to": {"enabled": False}},
             title=title,
         )
-    return counts
 
 
-def graph_iframe(document: str, height_px: int = 620) -> str:
+def graph_iframe(document: str, height_px: int = 720) -> str:
     """Embed an HTML document as a sandboxed iframe ``srcdoc`` (whole document escaped)."""
     return (
         f'<iframe class="logrerank-graph" title="sentence graph" sandbox="allow-scripts" '

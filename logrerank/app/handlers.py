@@ -10,17 +10,20 @@
 * :func:`list_examples`, :func:`load_example` and :func:`parse_input` read the built-in examples
   and the user's input.
 
-Bad input never raises: the status panel says what is wrong and the outputs are emptied.
+Bad input never raises: the status panel says what is wrong; the result is marked not ``ok``
+and the page keeps the last good results on screen (:mod:`logrerank.app.main`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import time
 from pathlib import Path
 from typing import Any
 
+from ..context import apply_budget, estimate_tokens
 from ..io import parse_passages_text, prepare_input, read_passages_file
 from ..resources import package_path
 from ..types import InputError, Passage, Ranking, ScoredSentence, json_safe
@@ -33,10 +36,20 @@ EXAMPLES_DIR = package_path("app", "examples")
 
 
 # ---------------------------------------------------------------------------------- examples
+def example_name(path: Path) -> str:
+    """The display name of an example: its ``"name"`` field, else the file name in words."""
+    try:
+        name = json.loads(path.read_text(encoding="utf-8")).get("name")
+    except (OSError, ValueError, AttributeError):
+        name = None
+    return name if isinstance(name, str) and name.strip() else path.stem.replace("_", " ")
+
+
 def list_examples() -> dict[str, Path]:
-    """Built-in examples: display name -> JSON file under ``logrerank/app/examples``."""
-    folder = EXAMPLES_DIR
-    return {p.stem.replace("_", " "): p for p in sorted(folder.glob("*.json"))}
+    """Built-in examples: display name -> JSON file under ``logrerank/app/examples`` (the
+    5-15 passage ones, then the larger pools of ``examples/large``)."""
+    files = sorted(EXAMPLES_DIR.glob("*.json")) + sorted(EXAMPLES_DIR.glob("large/*.json"))
+    return {example_name(p): p for p in files}
 
 
 def load_example(name: str) -> tuple[str, str]:
@@ -68,6 +81,16 @@ def parse_input(passages_text: str | None, upload: str | None) -> tuple[str | No
     if not passages_text or not passages_text.strip():
         raise InputError("no passages: paste passages separated by blank lines, or upload a file")
     return None, parse_passages_text(passages_text)
+
+
+def input_source(passages_text: str | None, upload: str | None) -> str:
+    """Which input the run uses, in words (an uploaded file wins over pasted text)."""
+    if upload:
+        pasted = bool(passages_text and passages_text.strip())
+        return f"Input: the uploaded file {Path(upload).name}" + (
+            "; the pasted passages are ignored (remove the file to use them)" if pasted else ""
+        )
+    return "Input: the pasted passages"
 
 
 # ---------------------------------------------------------------------------------- handlers
@@ -102,14 +125,26 @@ def run_rerank(
         key = (q, tuple((p.title, p.text) for p in passages))
         if session.key != key or session.encoded is None:
             session = _encode(backend, q, passages, key, session)
-        return _rank_and_render(backend, session, knobs, from_cache=session.recomputes > 0)
+        source = input_source(passages_text, upload)
+        return _rank_and_render(
+            backend, session, knobs, from_cache=session.recomputes > 0, source=source
+        )
     except InputError as exc:
-        return Result(status=viz.error_html(str(exc)), session=session)
+        return _failed(str(exc), session)
     except Exception as exc:  # never crash the page
         log.exception("rerank failed")
-        return Result(
-            status=viz.error_html(f"internal error ({type(exc).__name__}): {exc}"), session=session
-        )
+        return _failed(f"internal error ({type(exc).__name__}): {exc}", session)
+
+
+def _failed(message: str, session: Session) -> Result:
+    """An error result; the page keeps the previous results (if any) on screen."""
+    kept = (
+        "<div class='lr-kept' style='font-size:12px;color:#555;margin-top:4px'>The results "
+        "below are from the last successful run.</div>"
+        if session.ranking is not None
+        else ""
+    )
+    return Result(status=viz.error_html(message) + kept, ok=False, session=session)
 
 
 def recompute(backend: Backend, session: Session | None, knobs: Knobs) -> Result:
@@ -128,9 +163,7 @@ def recompute(backend: Backend, session: Session | None, knobs: Knobs) -> Result
         return _rank_and_render(backend, session, knobs, from_cache=True)
     except Exception as exc:
         log.exception("recompute failed")
-        return Result(
-            status=viz.error_html(f"internal error ({type(exc).__name__}): {exc}"), session=session
-        )
+        return _failed(f"internal error ({type(exc).__name__}): {exc}", session)
 
 
 def redraw_graph(session: Session | None, top_n: Any) -> str:
@@ -205,11 +238,32 @@ def _cache_note(windows: Any, from_cache: bool) -> str:
     return f" · passage cache: {hit} of {total} windows reused (only the query and joint layer ran)"
 
 
-def _rank_and_render(backend: Backend, session: Session, knobs: Knobs, from_cache: bool) -> Result:
+def _budgeted(model: Any, ranking: Ranking, knobs: Knobs) -> None:
+    """Cut the ranking's structured context to the knobs' budget (backbone WordPiece tokens)."""
+    if not ranking.context:
+        return
+
+    def count(text: str) -> int:
+        return context_view.count_tokens(model.tokenizer, text)
+
+    try:
+        count("probe")
+    except Exception:  # no usable tokenizer: the library's estimate
+        count = estimate_tokens  # type: ignore[assignment]
+    k_flat = min(knobs.top_k, len(ranking.passages_ranked))
+    flat = count(context_view.flat_text(ranking, k_flat))
+    cfg = knobs.budget(model.config.context, flat)
+    ranking.context = apply_budget(ranking.context, cfg, count)
+
+
+def _rank_and_render(
+    backend: Backend, session: Session, knobs: Knobs, from_cache: bool, source: str = ""
+) -> Result:
     model = backend.log
     t0 = time.perf_counter()
     kwargs = knobs.rank_kwargs(model.config.graph, model.config.context)
     ranking = model.rank_encoded(session.encoded, **kwargs)
+    _budgeted(model, ranking, knobs)
     local = model.rank_encoded(session.encoded, use_global=False, graph=kwargs["graph"])
     t_rank = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -230,10 +284,17 @@ def _rank_and_render(backend: Backend, session: Session, knobs: Knobs, from_cach
         timings.update({f"{k} (baseline)": v for k, v in session.baseline_timings.items()})
     timings["ce-stage (baseline)"] = t_stage
     timings["LoG graph stages (this call)"] = t_rank
+    links = viz.link_counts(ranking.edges)
+    summary = [source] if source else []
+    summary.append(
+        f"{len(ranking.sentences)} sentences in {len(ranking.passages)} passages · "
+        + ("encodings cached" if from_cache else "encodings computed")
+        + f" · {sum(t for t in timings.values()):.1f} s"
+    )
     notes = [
-        f"{len(ranking.sentences)} sentences in {len(ranking.passages)} passages; edges: "
+        "Graph links (a two-way pair counts once): "
         + (
-            ", ".join(f"{k} {v}" for k, v in ranking.info.get("edge_counts", {}).items() if v)
+            ", ".join(f"{k} {links[k]}" for k in viz.relation_order(links) if links.get(k))
             or "none"
         ),
         (
@@ -259,13 +320,15 @@ def _rank_and_render(backend: Backend, session: Session, knobs: Knobs, from_cach
             if w not in warnings:
                 warnings.append(w)
     if not model.config.trained:
-        notes.append(
+        summary.append(
             "The LoG model is an untrained initialisation: its graph correction starts at zero, "
             "so global = local scores, and roles / intents come from untrained heads. Treat "
             "the LoG columns as a demonstration of the mechanics, not as results."
         )
     device, precision = backend.device_info()
-    status = viz.status_html(backend.model_rows(), device, precision, warnings, timings, notes)
+    status = viz.status_html(
+        backend.model_rows(), device, precision, warnings, timings, notes, summary
+    )
 
     ctx = ranking.context or {}
     units = json_safe(ctx.get("units", []))
@@ -280,6 +343,7 @@ def _rank_and_render(backend: Backend, session: Session, knobs: Knobs, from_cach
         status=status,
         graph=_graph(session),
         table=tables.ranking_table(ranking, session.signals),
+        details=tables.details_table(ranking, session.signals),
         heat=heat_view.heat_html(ranking, knobs.top_k, tables.passage_ranks(rankings)),
         compare=compare,
         slope=slope,
@@ -287,7 +351,7 @@ def _rank_and_render(backend: Backend, session: Session, knobs: Knobs, from_cach
         context_prompt=ctx.get("prompt", ""),
         context_json=ctx_json,
         context_file=context_view.write_context_file(ranking, units),
-        tokens=context_view.token_report(model, ranking),
+        tokens=context_view.token_report(model, ranking, knobs.top_k),
         explain_choices=choices,
         explain_value=first,
         explain=explain(session, first) if first is not None else "",
@@ -305,7 +369,9 @@ def _graph(session: Session) -> str:
 
 __all__ = [
     "EXAMPLES_DIR",
+    "example_name",
     "explain",
+    "input_source",
     "list_examples",
     "load_example",
     "parse_input",

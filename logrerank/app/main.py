@@ -1,9 +1,11 @@
 """The logrerank Gradio app: layout and event wiring only (handlers: :mod:`logrerank.app.handlers`).
 
-``python app.py`` or ``logrerank app`` runs :func:`main`: it serves on 127.0.0.1:7860 (``--port``
-or ``$PORT`` to change), offline, with no share link and no analytics. The ``demo`` Blocks object
-is built at import time (models loaded once per process) so tests and ``bench/load_test.py`` can
-launch it.
+``python app.py`` or ``logrerank app`` runs :func:`main`: it serves on 127.0.0.1:7860, offline,
+with no share link and no analytics. ``--port``, else Gradio's own ``GRADIO_SERVER_PORT`` (or
+``$PORT``), sets the port and ``GRADIO_SERVER_NAME`` the address; uploads over the input limit
+are refused by Gradio before they are written (``max_file_size``). The ``demo`` Blocks object is
+built at import time (models loaded once per process) so tests and ``bench/load_test.py`` can
+launch it, with :func:`launch_kwargs` for the page style and the upload limit.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from . import handlers as ui  # noqa: E402
 from . import viz  # noqa: E402
 from .state import (  # noqa: E402
     ABLATIONS,
+    DETAIL_COLUMNS,
     METRIC_COLUMNS,
     TABLE_COLUMNS,
     Backend,
@@ -41,14 +44,43 @@ freeze_startup_objects()  # no full-GC pauses inside requests (bench/README.md, 
 
 INTRO = """# logrerank · LoG-Reranker
 Sentence-level **local-to-global graph reranking** of scientific evidence: each sentence gets a
-**local** score (question + its passage, role-aware) and a **global** score from a relation-aware
-graph attention network over the sentences of all passages. The tabs show the sentence graph, the
-ranking, how it differs from a cross-encoder and BM25, and the context an LLM would receive.
-Examples are illustrative texts written for this demo."""
+**local** score (question + its passage, role-aware) and a **global** score from a graph attention
+network over the sentences of all passages. Examples are illustrative texts written for this demo."""
+
+EMPTY_STATE = (
+    "<div class='lr-empty' style='font-size:14px;padding:8px 10px;background:#f3f7ff;"
+    "border-left:4px solid #2C7FB8;margin-bottom:6px'><b>Start here:</b> click an example on "
+    "the left (it loads and runs), or type a question, paste passages separated by blank lines "
+    "and press <b>Rerank</b>. The ranked sentences appear here; the other tabs show the sentence "
+    "graph, the comparison with a cross-encoder and BM25, the context an LLM would receive and "
+    "why a sentence sits where it does.</div>"
+)
+
+CSS = """
+#results-tabs .tab-container button { padding-left: 9px; padding-right: 9px; }
+#table td, #table th { vertical-align: top; }
+#table th .header { white-space: nowrap; word-break: keep-all; overflow-wrap: normal; }
+#table td span, #details td span { font-family: var(--font); }
+.lr-examples button { white-space: normal; }
+@media (max-width: 640px) {
+  #results-tabs .tab-container button { padding-left: 5px; padding-right: 5px; font-size: 13px; }
+}
+"""
+
+SCROLL_TO_RESULTS = """() => {
+  const el = document.getElementById('results');
+  if (!el) { return; }
+  const top = el.getBoundingClientRect().top;
+  if (top < 0 || top > window.innerHeight * 0.5) { el.scrollIntoView({block: 'start'}); }
+}"""
+
+LIMITS = BACKEND.log.limits
 
 
 def _emit(res: Result) -> tuple[Any, ...]:
-    """A handler Result in the order of OUTPUTS."""
+    """A handler Result in the order of OUTPUTS; an error keeps the other views as they are."""
+    if not res.ok:
+        return (res.status, *([gr.skip()] * (N_OUTPUTS - 2)), res.session)
     return (
         res.status,
         res.graph,
@@ -63,12 +95,17 @@ def _emit(res: Result) -> tuple[Any, ...]:
         gr.DownloadButton(value=res.context_file, interactive=res.context_file is not None),
         gr.Dropdown(choices=res.explain_choices, value=res.explain_value),
         res.explain,
+        res.details,
         res.session,
     )
 
 
-def _knobs(top_k, tau_sim, delta, k, blend, ablations, graph_top_n) -> Knobs:
-    return Knobs.make(top_k, tau_sim, delta, k, blend, ablations, graph_top_n)
+N_OUTPUTS = 15  # status, graph, table, heat, compare, slope, metrics, tokens, context,
+# context_json, download, pick, explanation, details, session
+
+
+def _knobs(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score) -> Knobs:
+    return Knobs.make(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score)
 
 
 def rerank(
@@ -83,15 +120,19 @@ def rerank(
     ablations: list[str] | None = None,
     graph_top_n: float = 0,
     session: Session | None = None,
+    context_tokens: float = DEFAULT.context_tokens,
+    min_score: float = DEFAULT.min_score,
 ):
     """Rerank the passages for the question (named API endpoint ``/rerank``)."""
-    knobs = _knobs(top_k, tau_sim, delta, k, blend, ablations, graph_top_n)
+    knobs = _knobs(
+        top_k, tau_sim, delta, k, blend, ablations, graph_top_n, context_tokens, min_score
+    )
     return _emit(ui.run_rerank(BACKEND, session, question, passages, upload, knobs))
 
 
-def recompute(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, session):
+def recompute(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, session, tokens, min_score):
     """Knob change: graph stages only, from the cached encodings."""
-    knobs = _knobs(top_k, tau_sim, delta, k, blend, ablations, graph_top_n)
+    knobs = _knobs(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score)
     return _emit(ui.recompute(BACKEND, session, knobs))
 
 
@@ -100,11 +141,24 @@ def pick_example(name: str) -> tuple[str, str, None]:
     return question, passages, None
 
 
+def source_note(passages_text: str | None, upload: str | None) -> str:
+    """The line under the upload box: which input a run will use."""
+    if not upload:
+        return ""
+    return "**" + ui.input_source(passages_text, upload) + ".**"
+
+
 with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
     session = gr.State(None)
     gr.Markdown(INTRO)
     with gr.Row(equal_height=False):
-        with gr.Column(scale=2, min_width=360):
+        with gr.Column(scale=2, min_width=320, elem_id="inputs"):
+            gr.Markdown("**Try an example** (click to load and run)")
+            with gr.Row(elem_classes="lr-examples"):
+                example_buttons = [
+                    gr.Button(name, size="sm", elem_id=f"example-{i}", min_width=120)
+                    for i, name in enumerate(EXAMPLES)
+                ]
             question = gr.Textbox(
                 label="Question (Enter runs)",
                 lines=1,
@@ -114,25 +168,39 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
             )
             passages = gr.Textbox(
                 label="Passages (blank-line separated; optional 'Title:' first line)",
-                lines=8,
-                max_lines=20,
+                lines=6,
+                max_lines=14,
                 elem_id="passages",
             )
+            run = gr.Button("Rerank", variant="primary", elem_id="run")
             upload = gr.File(
-                label="…or upload JSON / JSONL / TXT",
+                label=f"…or upload JSON / JSONL / TXT (up to {LIMITS.max_upload_bytes / 1e6:,.1f}"
+                " MB; a file is used instead of the pasted passages)",
                 type="filepath",
                 file_types=[".json", ".jsonl", ".txt"],
+                height=110,
                 elem_id="upload",
             )
-            run = gr.Button("Rerank", variant="primary", elem_id="run")
-            gr.Markdown("**Examples** (click to load and run)")
-            with gr.Row():
-                example_buttons = [
-                    gr.Button(name, size="sm", elem_id=f"example-{i}")
-                    for i, name in enumerate(EXAMPLES)
-                ]
-            with gr.Accordion("Knobs (recomputed from cached encodings)", open=True):
+            source = gr.Markdown(elem_id="source-note")
+            with gr.Accordion("Knobs (recomputed from cached encodings)", open=False):
                 top_k = gr.Slider(1, 30, DEFAULT.top_k, step=1, label="top-K context units")
+                context_tokens = gr.Slider(
+                    0,
+                    4000,
+                    DEFAULT.context_tokens,
+                    step=25,
+                    label="context token budget (0 = automatic: at most 400 tokens and 90% of "
+                    "the flat top-K passages)",
+                    elem_id="context-tokens",
+                )
+                min_score = gr.Slider(
+                    0.0,
+                    1.0,
+                    DEFAULT.min_score,
+                    step=0.01,
+                    label="context relevance threshold (score)",
+                    elem_id="min-score",
+                )
                 tau_sim = gr.Slider(
                     0.0, 1.0, GRAPH_CFG.tau_sim, step=0.01, label="τ_sim similarity threshold"
                 )
@@ -149,41 +217,54 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                     label="Enabled parts (uncheck = ablation)",
                     elem_id="ablations",
                 )
-        with gr.Column(scale=5, min_width=600):
+        with gr.Column(scale=5, min_width=340, elem_id="results"):
             status = gr.HTML(
-                viz.status_html(BACKEND.model_rows(), *BACKEND.device_info(), [], {}),
+                EMPTY_STATE + viz.status_html(BACKEND.model_rows(), *BACKEND.device_info(), [], {}),
                 elem_id="status",
             )
-            with gr.Tabs():
-                with gr.Tab("Sentence graph", id="graph"):
-                    graph_top_n = gr.Slider(
-                        0,
-                        100,
-                        0,
-                        step=1,
-                        label="show only the top-N sentences and their neighbours (0 = all)",
-                    )
-                    graph = gr.HTML(elem_id="graph")
+            with gr.Tabs(elem_id="results-tabs"):
                 with gr.Tab("Ranking", id="ranking"):
                     table = gr.Dataframe(
                         headers=TABLE_COLUMNS,
                         wrap=True,
-                        max_height=520,
+                        max_height=560,
                         interactive=False,
+                        column_widths=["52px", "50%", "76px", "76px", "70px", "84px"],
                         elem_id="table",
-                        label="Sentences ranked by LoG (Δ vs CE > 0: LoG ranks it higher than the cross-encoder)",
+                        label="Sentences ranked by LoG · score = what the ranking is sorted by · "
+                        "Δ vs CE > 0: LoG ranks it higher than the cross-encoder",
                     )
+                    with gr.Accordion(
+                        "Score details: raw global / local, roles, baselines", open=False
+                    ):
+                        details = gr.Dataframe(
+                            headers=DETAIL_COLUMNS,
+                            max_height=420,
+                            interactive=False,
+                            elem_id="details",
+                        )
                     heat = gr.HTML(elem_id="heat")
-                with gr.Tab("Comparison", id="compare"):
+                with gr.Tab("Graph", id="graph"):
+                    graph_top_n = gr.Slider(
+                        0,
+                        500,
+                        0,
+                        step=1,
+                        label="show the top-N sentences and their neighbours (0 = automatic: "
+                        "all up to 60 sentences, else the top 12)",
+                        elem_id="graph-top-n",
+                    )
+                    graph = gr.HTML(elem_id="graph")
+                with gr.Tab("Compare", id="compare"):
                     compare = gr.HTML(elem_id="compare")
                     slope = gr.Plot(label="Rank shift", elem_id="slope")
                     metrics = gr.Dataframe(
                         headers=METRIC_COLUMNS,
                         interactive=False,
                         elem_id="metrics",
-                        label="Agreement with LoG (overlap@k, Kendall τ over all items)",
+                        label="Agreement with LoG (n/a: every item fits in the top k, or too few)",
                     )
-                with gr.Tab("Structured context", id="context"):
+                with gr.Tab("Context", id="context"):
                     tokens = gr.Markdown(elem_id="tokens")
                     context = gr.Textbox(
                         label="Structured context (as the generator sees it)",
@@ -193,12 +274,14 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                         elem_id="context",
                     )
                     context_json = gr.Code(
-                        label="Units (JSON)", language="json", elem_id="context-json"
+                        label="Units (JSON; passage and sentence numbers 1-based)",
+                        language="json",
+                        elem_id="context-json",
                     )
                     download = gr.DownloadButton(
                         "Download context JSON", interactive=False, elem_id="download"
                     )
-                with gr.Tab("Explain a sentence", id="explain"):
+                with gr.Tab("Explain", id="explain"):
                     pick = gr.Dropdown(label="Sentence", choices=[], elem_id="explain-pick")
                     explanation = gr.HTML(elem_id="explain")
 
@@ -214,8 +297,21 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
         ablations,
         graph_top_n,
         session,
+        context_tokens,
+        min_score,
     ]
-    knob_inputs = [top_k, tau_sim, delta, k, blend, ablations, graph_top_n, session]
+    knob_inputs = [
+        top_k,
+        tau_sim,
+        delta,
+        k,
+        blend,
+        ablations,
+        graph_top_n,
+        session,
+        context_tokens,
+        min_score,
+    ]
     outputs = [
         status,
         graph,
@@ -230,15 +326,22 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
         download,
         pick,
         explanation,
+        details,
         session,
     ]
-    run.click(rerank, inputs, outputs, api_name="rerank")
-    question.submit(rerank, inputs, outputs, api_name=False)
+    assert len(outputs) == N_OUTPUTS
+    run.click(rerank, inputs, outputs, api_name="rerank").then(
+        None, None, None, js=SCROLL_TO_RESULTS
+    )
+    question.submit(rerank, inputs, outputs, api_name=False).then(
+        None, None, None, js=SCROLL_TO_RESULTS
+    )
     for name, button in zip(EXAMPLES, example_buttons):
         button.click(
             partial(pick_example, name), None, [question, passages, upload], api_name=False
-        ).then(rerank, inputs, outputs, api_name=False)
-    for slider in (top_k, tau_sim, delta, k, blend):
+        ).then(rerank, inputs, outputs, api_name=False).then(None, None, None, js=SCROLL_TO_RESULTS)
+    upload.change(source_note, [passages, upload], source, api_name=False)
+    for slider in (top_k, tau_sim, delta, k, blend, context_tokens, min_score):
         slider.change(recompute, knob_inputs, outputs, api_name=False, trigger_mode="always_last")
     ablations.change(recompute, knob_inputs, outputs, api_name=False)
     graph_top_n.change(
@@ -249,17 +352,25 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
 demo.queue(default_concurrency_limit=2, max_size=32)
 
 
+def launch_kwargs() -> dict[str, Any]:
+    """Keyword arguments of ``demo.launch`` besides the address: page style, upload limit."""
+    return {"css": CSS, "max_file_size": LIMITS.max_upload_bytes, "share": False}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Serve the app on 127.0.0.1 (no share link) until interrupted.
+    """Serve the app (no share link) until interrupted.
 
     Args:
-        argv: command-line arguments (None = ``sys.argv[1:]``): ``--port`` (default ``$PORT``,
-            else 7860).
+        argv: command-line arguments (None = ``sys.argv[1:]``): ``--port`` (default
+            ``$GRADIO_SERVER_PORT``, else ``$PORT``, else 7860). The address is
+            ``$GRADIO_SERVER_NAME`` (default 127.0.0.1).
     """
-    parser = argparse.ArgumentParser(description="Serve the logrerank app on 127.0.0.1.")
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 7860)))
+    default_port = os.environ.get("GRADIO_SERVER_PORT") or os.environ.get("PORT") or 7860
+    parser = argparse.ArgumentParser(description="Serve the logrerank app.")
+    parser.add_argument("--port", type=int, default=int(default_port))
     args = parser.parse_args(argv)
-    demo.launch(server_name="127.0.0.1", server_port=args.port, share=False)
+    host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+    demo.launch(server_name=host, server_port=args.port, **launch_kwargs())
 
 
-__all__ = ["demo", "main", "recompute", "rerank"]
+__all__ = ["CSS", "demo", "launch_kwargs", "main", "recompute", "rerank"]

@@ -25,25 +25,28 @@ from ..baselines.cross_encoder import MemoCrossEncoder
 from ..config import ContextConfig, GraphConfig
 from ..types import Ranking
 
-TABLE_COLUMNS = [
+TABLE_COLUMNS = ["rank", "text", "score", "Δ vs CE", "P·S", "role"]
+"""Columns of the ranking table (:func:`logrerank.app.tables.ranking_table`): ``score`` is the
+score the ranking is sorted by, ``Δ vs CE`` the cross-encoder rank minus the LoG rank."""
+
+DETAIL_COLUMNS = [
     "rank",
-    "Δ vs CE",
-    "passage",
-    "sentence",
-    "role",
+    "P·S",
+    "score",
+    "global",
+    "local",
+    "graph Δ",
     "P(background)",
     "P(method)",
     "P(result)",
-    "local",
-    "global",
     "cross-encoder",
     "CE rank",
     "BM25",
-    "text",
+    "BM25 rank",
 ]
-"""Columns of the ranking table (:func:`logrerank.app.tables.ranking_table`)."""
+"""Columns of the score-details table: raw local / global scores, role distribution, baselines."""
 
-METRIC_COLUMNS = ["level", "LoG vs", "overlap@5", "overlap@10", "Kendall τ"]
+METRIC_COLUMNS = ["level", "LoG vs", "items", "overlap@5", "overlap@10", "Kendall τ"]
 """Columns of the agreement table of the comparison tab."""
 
 ABLATIONS: dict[str, str] = {
@@ -52,6 +55,22 @@ ABLATIONS: dict[str, str] = {
     "typed relations": "typed",
 }
 """Ablation checkbox labels -> :meth:`LoGReranker.rank_encoded` switches (unchecked = off)."""
+
+DEFAULT_CONTEXT_TOKENS = 0
+"""Default token budget of the app's structured context: 0 = automatic, the smaller of
+:data:`AUTO_CONTEXT_TOKENS` and :data:`AUTO_FLAT_SHARE` of the tokens of the flat top-k
+passages, so the structured context is shorter than the passages it stands in for
+(:func:`logrerank.context.apply_budget`)."""
+
+AUTO_FLAT_SHARE = 0.9
+"""Automatic budget: at most this share of the flat top-k passages' tokens."""
+
+AUTO_CONTEXT_TOKENS = 400
+"""Cap of the automatic context budget (tokens)."""
+
+DEFAULT_MIN_SCORE = 0.05
+"""Default relevance threshold of the app's structured context: units and neighbours scoring
+below it (off-topic sentences) are left out; the first unit is always kept."""
 
 APP_PASSAGE_CACHE_MB = 128.0
 """Passage cache of the app's LoG model (:attr:`LoGReranker.passage_cache_mb`): a new question
@@ -149,7 +168,9 @@ class Knobs:
     k: int = 8  # similar neighbours kept per node (eq. 10)
     blend: float = 0.5  # cross-encoder share in the cross-encoder stage
     switches: tuple[str, ...] = tuple(ABLATIONS)  # enabled parts (unchecked = ablated)
-    graph_top_n: int = 0  # graph view: top-N nodes and their neighbours (0 = all)
+    graph_top_n: int = 0  # graph view: top-N nodes and their neighbours (0 = automatic)
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS  # token budget of the context (0 = automatic)
+    min_score: float = DEFAULT_MIN_SCORE  # relevance threshold of context units / neighbours
 
     @classmethod
     def make(
@@ -161,6 +182,8 @@ class Knobs:
         blend: Any = 0.5,
         switches: Any = None,
         graph_top_n: Any = 0,
+        context_tokens: Any = DEFAULT_CONTEXT_TOKENS,
+        min_score: Any = DEFAULT_MIN_SCORE,
     ) -> Knobs:
         """Knobs from raw widget values, clamped to valid ranges (None = default)."""
 
@@ -180,6 +203,8 @@ class Knobs:
             blend=num(blend, 0.5, 0.0, 1.0),
             switches=sw,
             graph_top_n=int(num(graph_top_n, 0, 0, 100_000)),
+            context_tokens=int(num(context_tokens, DEFAULT_CONTEXT_TOKENS, 0, 100_000)),
+            min_score=num(min_score, DEFAULT_MIN_SCORE, 0.0, 1.0),
         )
 
     def rank_kwargs(self, base: GraphConfig, ctx: ContextConfig) -> dict[str, Any]:
@@ -191,6 +216,22 @@ class Knobs:
             "context": dataclasses.replace(ctx, top_k=self.top_k),
             **{v: (label in self.switches) for label, v in ABLATIONS.items()},
         }
+
+    def budget(self, ctx: ContextConfig, flat_tokens: int) -> ContextConfig:
+        """The context settings of :func:`logrerank.context.apply_budget` (each sentence once).
+
+        Args:
+            ctx: the model's context settings.
+            flat_tokens: tokens of the flat top-k passages (sets the automatic budget).
+        """
+        auto = min(AUTO_CONTEXT_TOKENS, max(1, int(AUTO_FLAT_SHARE * flat_tokens)))
+        return dataclasses.replace(
+            ctx,
+            top_k=self.top_k,
+            max_tokens=self.context_tokens or auto,
+            min_score=self.min_score,
+            dedupe=True,
+        )
 
 
 @dataclass
@@ -214,8 +255,10 @@ class Result:
     """Everything the page shows after one handler call."""
 
     status: str
+    ok: bool = True  # False: an error; the page keeps the last good results on screen
     graph: str = ""
     table: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=TABLE_COLUMNS))
+    details: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=DETAIL_COLUMNS))
     heat: str = ""
     compare: str = ""
     slope: Any = None  # plotly Figure
@@ -233,6 +276,11 @@ class Result:
 __all__ = [
     "ABLATIONS",
     "APP_PASSAGE_CACHE_MB",
+    "AUTO_CONTEXT_TOKENS",
+    "AUTO_FLAT_SHARE",
+    "DEFAULT_CONTEXT_TOKENS",
+    "DEFAULT_MIN_SCORE",
+    "DETAIL_COLUMNS",
     "METRIC_COLUMNS",
     "TABLE_COLUMNS",
     "Backend",

@@ -1,6 +1,8 @@
 """Tables of the Gradio app: the ranking table, baseline signals and the comparison tab's data.
 
-* :func:`ranking_table` is the "Ranking" tab: one row per sentence in LoG order;
+* :func:`ranking_table` is the "Ranking" tab: one row per sentence in LoG order (rank, text,
+  the sort score, the change against the cross-encoder); :func:`details_table` the raw scores,
+  role distribution and baseline scores behind it;
 * :func:`baseline_signals` aligns the cross-encoder and BM25 sentence scores with LoG's nodes
   (for the table, the graph tooltips and the explain view);
 * :func:`comparison` builds the "Comparison" tab: side-by-side top-10 lists, the agreement
@@ -17,7 +19,7 @@ import pandas as pd
 from ..evaluation.metrics import kendall_tau, overlap_at
 from ..types import Ranking
 from . import compare_view, viz
-from .state import METRIC_COLUMNS, TABLE_COLUMNS, Knobs
+from .state import DETAIL_COLUMNS, METRIC_COLUMNS, TABLE_COLUMNS, Knobs
 
 SENT_CE, SENT_BM25 = "cross-encoder (sentences)", "BM25 (sentences)"
 PASS_LOG, PASS_STAGE = "LoG (best sentence)", "cross-encoder stage"
@@ -40,40 +42,65 @@ def baseline_signals(ranking: Ranking, baselines: dict[str, Ranking]) -> dict[in
     return out
 
 
+def _r4(x: float | None) -> float | None:
+    return round(x, 4) if x is not None and math.isfinite(x) else None
+
+
 def ranking_table(
     ranking: Ranking, signals: dict[int, dict[str, Any]] | None = None
 ) -> pd.DataFrame:
-    """One row per sentence in rank order (text is plain text, never HTML).
+    """The ranking: one row per sentence in rank order (text is plain text, never HTML).
 
-    ``Δ vs CE`` is the cross-encoder rank minus the LoG rank: positive = LoG ranks it higher.
+    ``score`` is the score the ranking is sorted by (the adjusted logit of
+    :mod:`logrerank.scoring` through a sigmoid); ``Δ vs CE`` is the cross-encoder rank minus
+    the LoG rank: positive = LoG ranks it higher.
     """
     signals = signals or {}
     rows = []
-
-    def r4(x: float | None) -> float | None:
-        return round(x, 4) if x is not None and math.isfinite(x) else None
-
     for s in ranking.sentences:
-        sig = signals.get(s.node, {})
-        probs = s.role_probs or [None] * 3
-        ce_rank = sig.get("ce_rank")
+        ce_rank = signals.get(s.node, {}).get("ce_rank")
         rows.append(
             [
                 s.rank,
-                (ce_rank - s.rank) if ce_rank is not None else None,
-                s.passage_idx + 1,
-                s.sent_idx + 1,
-                s.role,
-                *(round(p, 3) if p is not None else None for p in probs),
-                r4(s.local_score),
-                r4(s.global_score),
-                r4(sig.get("ce")),
-                ce_rank,
-                r4(sig.get("bm25")),
                 s.text,
+                _r4(s.score),
+                (ce_rank - s.rank) if ce_rank is not None else None,
+                viz.sentence_ref(s),
+                s.role,
             ]
         )
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def details_table(
+    ranking: Ranking, signals: dict[int, dict[str, Any]] | None = None
+) -> pd.DataFrame:
+    """Score details per sentence (rank order): raw global / local scores, the graph's change,
+    the role distribution and the cross-encoder / BM25 sentence scores and ranks."""
+    signals = signals or {}
+    rows = []
+    for s in ranking.sentences:
+        sig = signals.get(s.node, {})
+        probs = s.role_probs or [None] * 3
+        delta = None
+        if s.global_score is not None and s.local_score is not None:
+            delta = s.global_score - s.local_score
+        rows.append(
+            [
+                s.rank,
+                viz.sentence_ref(s),
+                _r4(s.score),
+                _r4(s.global_score),
+                _r4(s.local_score),
+                _r4(delta),
+                *(round(p, 3) if p is not None else None for p in probs),
+                _r4(sig.get("ce")),
+                sig.get("ce_rank"),
+                _r4(sig.get("bm25")),
+                sig.get("bm25_rank"),
+            ]
+        )
+    return pd.DataFrame(rows, columns=DETAIL_COLUMNS)
 
 
 def passage_ranks(rankings: dict[str, Ranking]) -> dict[str, dict[int, int]]:
@@ -103,9 +130,10 @@ def comparison(
         ``(html, metrics table, slope figure or None)``.
     """
 
-    def sent_items(r: Ranking) -> list[tuple[Any, str, str, str | None]]:
+    def sent_items(r: Ranking) -> list[tuple[Any, str, str, str | None, float | None]]:
         return [
-            ((s.passage_idx, s.sent_idx), viz.sentence_ref(s), s.text, s.role) for s in r.sentences
+            ((s.passage_idx, s.sent_idx), viz.sentence_ref(s), s.text, s.role, s.score)
+            for s in r.sentences
         ]
 
     role_of = {(s.passage_idx, s.sent_idx): s.role for s in ranking.sentences}
@@ -119,15 +147,15 @@ def comparison(
     if bm is not None:
         sent_cols.append({"name": SENT_BM25, "items": sent_items(bm)})
     for c in sent_cols:
-        c["items"] = [(k, lab, t, role_of.get(k)) for k, lab, t, _ in c["items"]]
+        c["items"] = [(k, lab, t, role_of.get(k), sc) for k, lab, t, _, sc in c["items"]]
 
-    def pass_items(r: Ranking) -> list[tuple[Any, str, str, str | None]]:
+    def pass_items(r: Ranking) -> list[tuple[Any, str, str, str | None, float | None]]:
         out = []
         for p in r.passages_ranked:
             title = r.passages[p.passage_idx].title
             text = r.passages[p.passage_idx].text
             label = f"P{p.passage_idx + 1}" + (f" · {title}" if title else "")
-            out.append((p.passage_idx, label, "" if title else text, None))
+            out.append((p.passage_idx, label, "" if title else text, None, p.score))
         return out
 
     stage = rankings.get("ce-stage")
@@ -146,13 +174,18 @@ def comparison(
                 {"name": name, "items": pass_items(rankings[key]), "note": _note(rankings[key])}
             )
 
-    sent_ref = SENT_CE if ce is not None else log_name
-    pass_ref = pass_cols[1]["name"] if stage is not None else PASS_LOG
+    n_s, n_p = len(ranking.sentences), len(ranking.passages_ranked)
     html_parts = [
-        "<div style='font-size:13px;color:#444'>Arrows: rank shift against the cross-encoder "
-        "(▲ = ranked higher than the cross-encoder did, ▼ = lower). Left border = role.</div>",
-        compare_view.comparison_columns_html("Sentences: top-10", sent_cols, sent_ref),
-        compare_view.comparison_columns_html("Passages: top-10 order", pass_cols, pass_ref),
+        "<div class='lr-compare-note' style='font-size:13px;color:#444'>Arrows compare each "
+        "list with LoG: ▲n = this ranker puts the item n places higher than LoG, ▼n = lower, "
+        "= the same place. The number after an item is that ranker's own score. Left border = "
+        "role.</div>",
+        compare_view.comparison_columns_html(
+            f"Sentences: top-{min(10, n_s)} of {n_s}", sent_cols, log_name
+        ),
+        compare_view.comparison_columns_html(
+            f"Passages: top-{min(10, n_p)} of {n_p}", pass_cols, PASS_LOG
+        ),
     ]
 
     log_s = [k for k, *_ in sent_items(ranking)]
@@ -166,15 +199,7 @@ def comparison(
         if r is None or not r.sentences:
             continue
         other = [(s.passage_idx, s.sent_idx) for s in r.sentences]
-        rows.append(
-            [
-                "sentence",
-                name,
-                overlap_at(log_s, other, 5),
-                overlap_at(log_s, other, 10),
-                kendall_tau(log_s, other),
-            ]
-        )
+        rows.append(["sentence", name, *agreement(log_s, other)])
     for key, name in (
         ("ce-stage", "cross-encoder stage"),
         ("bm25", "BM25"),
@@ -183,17 +208,8 @@ def comparison(
         r = rankings.get(key)
         if r is None:
             continue
-        other = r.passage_order()
-        rows.append(
-            [
-                "passage",
-                name,
-                overlap_at(log_p, other, 5),
-                overlap_at(log_p, other, 10),
-                kendall_tau(log_p, other),
-            ]
-        )
-    metrics = pd.DataFrame(rows, columns=METRIC_COLUMNS).round(3)
+        rows.append(["passage", name, *agreement(log_p, r.passage_order())])
+    metrics = pd.DataFrame(rows, columns=METRIC_COLUMNS)
 
     slope = None
     if ce is not None:
@@ -204,6 +220,21 @@ def comparison(
             left, right, labels, role_of, "cross-encoder", log_name, k=10
         )
     return "".join(html_parts), metrics, slope
+
+
+def agreement(a: list[Any], b: list[Any]) -> list[Any]:
+    """``[items, overlap@5, overlap@10, Kendall τ]`` as display strings, ``n/a`` where the number
+    says nothing: overlap@k when every item fits in the top k (it is 1 by construction), Kendall
+    τ over fewer than two items."""
+    n = min(len(a), len(b))
+
+    def ov(k: int) -> str:
+        return "n/a" if n <= k else f"{overlap_at(a, b, k):.3f}"
+
+    common = set(a) & set(b)
+    tau = kendall_tau(a, b) if len(common) >= 2 else None
+    tau_s = "n/a" if tau is None or not math.isfinite(tau) else f"{tau:.3f}"
+    return [n, ov(5), ov(10), tau_s]
 
 
 def _note(r: Ranking) -> str:
@@ -222,8 +253,10 @@ __all__ = [
     "PASS_STAGE",
     "SENT_BM25",
     "SENT_CE",
+    "agreement",
     "baseline_signals",
     "comparison",
+    "details_table",
     "passage_ranks",
     "ranking_table",
 ]

@@ -30,17 +30,71 @@ ROLE_COLORS: dict[str, str] = {
 }
 """Node colour per predicted role (shared by graph, heat text, table and charts)."""
 
-RELATION_COLORS: dict[str, str] = {
-    "same-role": "#9E9E9E",
-    "background->method": "#1F4E79",
-    "background->result": "#2C7FB8",
-    "method->background": "#8C564B",
-    "method->result": "#B8860B",
-    "result->background": "#C0392B",
-    "result->method": "#7B8C1F",
-    "similar": "#B279A2",
+RELATION_STYLES: dict[str, dict[str, Any]] = {
+    "same-role": {"color": "#9E9E9E", "dash": None, "symmetric": False, "where": "in passage"},
+    "background->method": {
+        "color": "#1F4E79",
+        "dash": None,
+        "symmetric": False,
+        "where": "in passage",
+    },
+    "background->result": {
+        "color": "#2C7FB8",
+        "dash": None,
+        "symmetric": False,
+        "where": "in passage",
+    },
+    "method->background": {
+        "color": "#8C564B",
+        "dash": None,
+        "symmetric": False,
+        "where": "in passage",
+    },
+    "method->result": {"color": "#B8860B", "dash": None, "symmetric": False, "where": "in passage"},
+    "result->background": {
+        "color": "#C0392B",
+        "dash": None,
+        "symmetric": False,
+        "where": "in passage",
+    },
+    "result->method": {"color": "#7B8C1F", "dash": None, "symmetric": False, "where": "in passage"},
+    "similar": {
+        "color": "#B279A2",
+        "dash": [6, 4],
+        "symmetric": True,
+        "where": "other passage, cosine",
+    },
+    "mentions": {
+        "color": "#D62728",
+        "dash": [2, 3],
+        "symmetric": False,
+        "where": "names a passage's title",
+    },
+    "mentioned-by": {
+        "color": "#17A2B8",
+        "dash": [2, 3],
+        "symmetric": False,
+        "where": "its title is named",
+    },
+    "shared-term": {
+        "color": "#C79A00",
+        "dash": [10, 3, 2, 3],
+        "symmetric": True,
+        "where": "other passage, rare term",
+    },
 }
-"""Edge colour per relation: seven in-passage adjacency types and the similarity type."""
+"""Edge style per relation name (``logrerank.graph.relation_name``): colour, vis-network dash
+pattern (None = solid), whether the relation is stored in both directions (drawn and counted as
+one link) and where it links. :func:`relation_style` falls back for names not listed here."""
+
+FALLBACK_STYLE: dict[str, Any] = {
+    "color": "#777777",
+    "dash": [1, 3],
+    "symmetric": False,
+    "where": "other relation",
+}
+RELATION_COLORS: dict[str, str] = {name: st["color"] for name, st in RELATION_STYLES.items()}
+"""Edge colour per relation name (from :data:`RELATION_STYLES`)."""
 
 UNKNOWN_ROLE_COLOR = "#BBBBBB"
 MAX_TEXT_IN_LIST = 160  # characters of a sentence shown in compact lists
@@ -67,6 +121,45 @@ def sentence_ref(s: ScoredSentence) -> str:
     return f"P{s.passage_idx + 1}·S{s.sent_idx + 1}"
 
 
+def relation_style(name: str) -> dict[str, Any]:
+    """Style of a relation name (:data:`RELATION_STYLES`, else :data:`FALLBACK_STYLE`)."""
+    return RELATION_STYLES.get(name, FALLBACK_STYLE)
+
+
+def link_counts(edges: Any, shown: set[int] | None = None) -> dict[str, int]:
+    """Links per relation name: a symmetric relation's two directions count once.
+
+    The status line, the graph legend and the graph itself all count with this, so their
+    numbers agree. ``shown`` limits the count to edges between those nodes.
+    """
+    counts: dict[str, int] = {}
+    pairs: set[tuple[str, int, int]] = set()
+    for e in edges:
+        if shown is not None and (e.source not in shown or e.target not in shown):
+            continue
+        if relation_style(e.relation)["symmetric"]:
+            key = (e.relation, min(e.source, e.target), max(e.source, e.target))
+            if key in pairs:
+                continue
+            pairs.add(key)
+        counts[e.relation] = counts.get(e.relation, 0) + 1
+    return counts
+
+
+def relation_order(names: Any) -> list[str]:
+    """Relation names in ``logrerank.graph.Relation`` order, then any other names sorted."""
+    from ..graph import Relation, relation_name
+
+    known = []
+    for r in Relation:
+        try:
+            known.append(relation_name(int(r)))
+        except Exception:  # a relation without a name yet
+            continue
+    extra = sorted(set(names) - set(known))
+    return known + extra
+
+
 def fmt(x: float | None, digits: int = 3) -> str:
     """A score for display (``–`` when missing or not finite)."""
     if x is None or not isinstance(x, (int, float)) or not math.isfinite(x):
@@ -75,6 +168,19 @@ def fmt(x: float | None, digits: int = 3) -> str:
 
 
 # ---------------------------------------------------------------------------------- status
+def _badge(trained: bool | None) -> str:
+    if trained is False:
+        color, text = "#cf222e", "UNTRAINED"
+    elif trained is None:
+        color, text = "#a15c00", "UNAVAILABLE"
+    else:
+        color, text = "#1a7f37", "trained"
+    return (
+        f"<span style='background:{color};color:#fff;border-radius:4px;padding:0 5px;"
+        f"font-size:11px'>{text}</span>"
+    )
+
+
 def status_html(
     models: list[tuple[str, str, bool | None]],
     device: str,
@@ -82,47 +188,44 @@ def status_html(
     warnings: list[str],
     timings: dict[str, float],
     notes: list[str] | None = None,
+    summary: list[str] | None = None,
 ) -> str:
-    """Status panel: loaded models (trained or not), device, warnings and stage timings.
+    """Status panel: models (trained or not) and device on one line, the ``summary`` lines,
+    warnings, and a collapsed "details" part with the model sources, ``notes`` and timings.
 
     Args:
         models: ``[(what, source, trained)]``; ``trained`` False shows a red badge.
         device: torch device.
         precision: compute precision.
-        warnings: degradation / input warnings (each escaped).
+        warnings: degradation / input warnings (each escaped, always visible).
         timings: seconds per stage.
-        notes: extra neutral lines (escaped).
+        notes: extra neutral lines inside the details (escaped).
+        summary: lines shown without opening the details (escaped).
     """
-    out = ["<div class='lr-status' style='font-size:13px;line-height:1.5'>"]
-    for what, source, trained in models:
-        if trained is False:
-            badge = (
-                "<span style='background:#cf222e;color:#fff;border-radius:4px;padding:0 5px;"
-                "font-size:11px'>UNTRAINED</span>"
-            )
-        elif trained is None:
-            badge = (
-                "<span style='background:#a15c00;color:#fff;border-radius:4px;padding:0 5px;"
-                "font-size:11px'>UNAVAILABLE</span>"
-            )
-        else:
-            badge = (
-                "<span style='background:#1a7f37;color:#fff;border-radius:4px;padding:0 5px;"
-                "font-size:11px'>trained</span>"
-            )
-        out.append(f"<div><b>{esc(what)}</b> {badge} <code>{esc(source)}</code></div>")
-    out.append(f"<div><b>Device</b> {esc(device)} ({esc(precision)})</div>")
-    for n in notes or []:
-        out.append(f"<div>{esc(n)}</div>")
-    if timings:
-        cells = " · ".join(f"{esc(k)} {v * 1000:.0f} ms" for k, v in timings.items())
-        out.append(f"<div><b>Stage timings</b> {cells}</div>")
+    head = " · ".join(f"<b>{esc(what)}</b> {_badge(trained)}" for what, _, trained in models)
+    out = [
+        "<div class='lr-status' style='font-size:13px;line-height:1.5'>",
+        f"<div>{head} · <b>Device</b> {esc(device)} ({esc(precision)})</div>",
+    ]
+    for line in summary or []:
+        out.append(f"<div class='lr-summary'>{esc(line)}</div>")
     for w in warnings:
         out.append(
             "<div class='lr-warning' style='background:#fff4e5;border-left:4px solid #d97706;"
             f"padding:3px 8px;margin-top:4px'>⚠️ {esc(w)}</div>"
         )
-    out.append("</div>")
+    out.append(
+        "<details class='lr-more'><summary style='cursor:pointer;color:#555'>Details: models, "
+        "graph links, encodings, timings</summary>"
+    )
+    for what, source, _ in models:
+        out.append(f"<div><b>{esc(what)}</b> <code>{esc(source)}</code></div>")
+    for n in notes or []:
+        out.append(f"<div>{esc(n)}</div>")
+    if timings:
+        cells = " · ".join(f"{esc(k)} {v * 1000:.0f} ms" for k, v in timings.items())
+        out.append(f"<div><b>Stage timings</b> {cells}</div>")
+    out.append("</details></div>")
     return "".join(out)
 
 
@@ -135,13 +238,18 @@ def error_html(message: str) -> str:
 
 
 __all__ = [
+    "FALLBACK_STYLE",
     "MAX_TEXT_IN_LIST",
     "RELATION_COLORS",
+    "RELATION_STYLES",
     "ROLE_COLORS",
     "UNKNOWN_ROLE_COLOR",
     "error_html",
     "esc",
     "fmt",
+    "link_counts",
+    "relation_order",
+    "relation_style",
     "role_color",
     "sentence_ref",
     "short",

@@ -1,15 +1,20 @@
-"""The launched app in headless Chromium (Playwright): examples, views, knobs, escaping, uploads, API.
+"""The launched app in headless Chromium (Playwright), at desktop (1440x1000) and phone (390x844).
 
 Marked ``browser`` and ``slow`` (``app.py`` loads the real backbone and the bundled
-cross-encoder). Skips cleanly when Playwright or a Chromium binary is absent. Screenshots of each
-tab go to ``assets/`` (``assets/screenshot_app.png`` is the one the README shows).
+cross-encoder). Skips cleanly when Playwright or a Chromium binary is absent. The README
+screenshots (``assets/screenshot_*.png``; ``screenshot_app.png`` = the ranking view) are written
+by the desktop runs; every view is also saved under ``$LOGRERANK_SHOTS`` (default: a
+``logrerank-shots`` folder in the temp dir).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import socket
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,11 +26,15 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "assets"
+SHOTS = Path(os.environ.get("LOGRERANK_SHOTS") or Path(tempfile.gettempdir()) / "logrerank-shots")
 CHROMIUM = os.environ.get("LOGRERANK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
     pytest.skip(f"no chromium binary at {CHROMIUM}", allow_module_level=True)
 
 TIMEOUT_MS = 180_000
+SIZES = {"desktop": (1440, 1000), "phone": (390, 844)}
+SMALL, LARGE = "Statins and dementia", "Exercise and memory (50-passage pool)"
+TABS = ("Ranking", "Graph", "Compare", "Context", "Explain")
 XSS = "\n\n".join(
     [
         "Title: </textarea><script>window.__xss=1</script>\n"
@@ -35,6 +44,18 @@ XSS = "\n\n".join(
         "no effect of statins on cognition.",
         '" onload="window.__xss=1" x=" \' onmouseover=\'window.__xss=1\' '
         '"></iframe><script>window.__xss=1</script> Healthy-user bias can explain the association.',
+    ]
+)
+FOUR = "\n\n".join(
+    [
+        "Title: Cohort\nStatin users had a lower risk of dementia in a cohort of 5,000 older "
+        "adults. The hazard ratio was 0.8.",
+        "Title: Trial\nA randomised trial found no difference in cognition between statin and "
+        "placebo after five years.",
+        "Title: Mechanism\nCholesterol in the brain is made locally. Statins that cross the "
+        "blood-brain barrier may affect it.",
+        "Title: Unrelated\nThe museum opened a new wing for modern art. Visitors praised the "
+        "lighting.",
     ]
 )
 
@@ -48,10 +69,15 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def app_url():
     import app  # builds the Blocks and loads the models once
+    from logrerank.app.main import launch_kwargs
 
     port = _free_port()
     app.demo.launch(
-        server_name="127.0.0.1", server_port=port, share=False, prevent_thread_lock=True, quiet=True
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        **launch_kwargs(),
     )
     yield f"http://127.0.0.1:{port}/"
     app.demo.close()
@@ -65,10 +91,12 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, app_url):
-    ctx = browser.new_context(viewport={"width": 1500, "height": 1000})
+@pytest.fixture(params=list(SIZES))
+def page(request, browser, app_url):
+    width, height = SIZES[request.param]
+    ctx = browser.new_context(viewport={"width": width, "height": height})
     pg = ctx.new_page()
+    pg.size = request.param
     pg.dialogs = []
     pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
     pg.goto(app_url)
@@ -77,19 +105,33 @@ def page(browser, app_url):
     ctx.close()
 
 
+def shot(page, name: str, readme: bool = False, full_page: bool = False) -> None:
+    """Screenshot ``name`` (README copy under assets/ from the desktop run when ``readme``)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}_{page.size}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    if readme and page.size == "desktop":
+        shutil.copyfile(path, ASSETS / f"screenshot_{name}.png")
+
+
 def wait_status(page, text: str) -> str:
+    """Wait until the status panel holds ``text`` (details included); return its text."""
     page.wait_for_function(
-        "t => (document.querySelector('#status') || {}).innerText?.includes(t)",
+        "t => (document.querySelector('#status') || {}).textContent?.includes(t)",
         arg=text,
         timeout=TIMEOUT_MS,
     )
-    return page.inner_text("#status")
+    return page.text_content("#status")
+
+
+def run_example(page, name: str, sentences: int) -> str:
+    page.get_by_role("button", name=name).click()
+    return wait_status(page, f"{sentences} sentences in")
 
 
 def graph_frame(page):
     page.wait_for_selector("iframe.logrerank-graph", timeout=TIMEOUT_MS)
-    handle = page.query_selector("iframe.logrerank-graph")
-    frame = handle.content_frame()
+    frame = page.query_selector("iframe.logrerank-graph").content_frame()
     frame.wait_for_function("typeof nodes !== 'undefined' && nodes.length > 0", timeout=TIMEOUT_MS)
     return frame
 
@@ -107,104 +149,187 @@ def open_tab(page, name: str) -> None:
     time.sleep(0.8)
 
 
-def test_example_run_fills_every_tab(page):
-    name = "statins dementia"
-    n = expected_sentences(name)
-    page.get_by_role("button", name=name).click()
-    status = wait_status(page, "Encodings")
-    assert "UNTRAINED" in status or "trained" in status
-    assert "Device" in status and "Stage timings" in status
-    frame = graph_frame(page)
-    assert frame.evaluate("nodes.length") == n
-    assert frame.evaluate("edges.length") > 0
-    assert frame.evaluate("typeof network") == "object"
-    frame.wait_for_selector("body[data-stabilized='1']", timeout=30_000)
-    page.set_viewport_size({"width": 1500, "height": 1300})
-    time.sleep(1.0)
-    page.screenshot(path=str(ASSETS / "screenshot_graph.png"))
-    shutil.copyfile(ASSETS / "screenshot_graph.png", ASSETS / "screenshot_app.png")  # README
-    page.set_viewport_size({"width": 1500, "height": 1000})
-
-    open_tab(page, "Ranking")
-    rows = page.get_attribute("#table [role=grid]", "aria-rowcount")
-    assert int(rows) == n + 1  # header + one row per sentence
-    assert page.locator("#heat .lr-sent").count() == n
-    page.screenshot(path=str(ASSETS / "screenshot_ranking.png"))
-
-    open_tab(page, "Comparison")
-    compare = page.inner_text("#compare")
-    assert "Sentences: top-10" in compare and "evidence-graph selector" in compare
-    assert "cross-encoder stage" in compare
-    page.wait_for_selector("#slope .js-plotly-plot", timeout=30_000)
-    assert "Kendall" in page.inner_text("#metrics")
-    page.screenshot(path=str(ASSETS / "screenshot_comparison.png"), full_page=True)
-
-    open_tab(page, "Structured context")
-    assert page.input_value("#context textarea").startswith("[1]")
-    assert "tokens" in page.inner_text("#tokens")
-    assert "role" in page.inner_text("#context-json")
-    page.screenshot(path=str(ASSETS / "screenshot_context.png"))
-
-    open_tab(page, "Explain a sentence")
-    page.wait_for_function(
-        "document.querySelector('#explain').innerText.includes('local score')", timeout=30_000
+def in_view(page, selector: str) -> bool:
+    """The element's top edge lies inside the viewport."""
+    return page.evaluate(
+        "s => { const r = document.querySelector(s).getBoundingClientRect();"
+        " return r.top >= -2 && r.top < window.innerHeight; }",
+        selector,
     )
-    page.screenshot(path=str(ASSETS / "screenshot_explain.png"))
+
+
+# ---------------------------------------------------------------------------------- first screen
+def test_first_screen_hint_examples_and_tabs(page):
+    """Empty-state hint and the example buttons (readable names) above the fold; every tab is
+    a visible tab button (none hidden behind an overflow menu)."""
+    assert "Start here" in page.inner_text("#status")
+    names = [page.inner_text(f"#example-{i}") for i in range(4)]
+    assert SMALL in names and LARGE in names and not any("_" in n for n in names)
+    for i in range(4):
+        box = page.locator(f"#example-{i}").bounding_box()
+        assert box["y"] + box["height"] <= SIZES[page.size][1], (page.size, i)
+    for tab in TABS:
+        assert page.get_by_role("tab", name=tab).is_visible(), (page.size, tab)
+    shot(page, "first_screen")
     assert not page.dialogs
 
 
-def test_knob_change_updates_without_reencoding(page):
-    page.click("#example-0")
-    wait_status(page, "graph recomputations: 1")
-    page.get_by_label("typed relations").uncheck()
-    status = wait_status(page, "graph recomputations: 2")
-    assert "cached, transformer not re-run" in status
-    assert "transformer passes this session: 1" in status
-    page.get_by_label("graph stage (GAT)").uncheck()
-    status = wait_status(page, "graph recomputations: 3")
-    assert "transformer passes this session: 1" in status
-    open_tab(page, "Comparison")
-    assert "LoG (local only)" in page.inner_text("#compare")
-    box = page.get_by_label("τ_sim similarity threshold").and_(page.locator("input[type=number]"))
-    box.fill("0.3")
-    box.press("Enter")
-    status = wait_status(page, "graph recomputations: 4")
-    assert "transformer passes this session: 1" in status
-
-
-def test_enter_in_question_runs(page):
-    from logrerank.app import handlers as ui
-
-    q, text = ui.load_example(next(iter(ui.list_examples())))
-    page.fill("#passages textarea", text)
-    page.fill("#question textarea", q)
-    page.press("#question textarea", "Enter")
-    wait_status(page, "Encodings")
-
-
-def test_hostile_passages_show_as_text_and_execute_nothing(page):
-    page.fill("#question textarea", 'Do statins "help" <b>?</b>')
-    page.fill("#passages textarea", XSS)
-    page.click("#run")
-    wait_status(page, "Encodings")
-    frame = graph_frame(page)
-    assert frame.evaluate("nodes.length") >= 4
-    # hover every node so tooltips are built; they hold text nodes only
-    assert frame.evaluate(
-        "nodes.get().every(n => n.title instanceof HTMLElement && n.title.children.length === 0)"
+# ---------------------------------------------------------------------------------- ranking
+def test_ranking_view_score_text_and_explain(page):
+    """Ranking first: rank, readable wrapping text, the sort score, Δ vs CE; results scrolled
+    into view; the same score in Explain, with the intent head explained."""
+    n = expected_sentences(SMALL)
+    run_example(page, SMALL, n)
+    time.sleep(0.8)
+    assert in_view(page, "#results"), page.size
+    assert (
+        page.get_attribute("#results-tabs button[role=tab][aria-selected=true]", "data-tab-id")
+        == "ranking"
     )
-    open_tab(page, "Ranking")
+    headers = page.locator("#table th .header").all_inner_texts()
+    assert headers[:4] == ["rank", "text", "score", "Δ vs CE"], headers
+    for h in page.locator("#table th").all():  # headers on one line, never broken mid-word
+        assert h.bounding_box()["height"] < 60, h.inner_text()
+    assert int(page.get_attribute("#table [role=grid]", "aria-rowcount")) == n + 1
+    table = page.locator("#table").bounding_box()
+    cell = page.locator("#table [data-testid=cell-0-1]").bounding_box()
+    assert cell["x"] >= table["x"] - 1 and cell["x"] + 40 < table["x"] + table["width"]
+    assert cell["x"] + 40 < SIZES[page.size][0]  # the text column starts on screen
+    scores = [float(page.inner_text(f"#table [data-testid=cell-{i}-2]")) for i in range(3)]
+    assert scores == sorted(scores, reverse=True)
+    shot(page, "ranking", readme=True)
+    if page.size == "desktop":  # the README's top picture: the ranking view
+        shutil.copyfile(ASSETS / "screenshot_ranking.png", ASSETS / "screenshot_app.png")
+    open_tab(page, "Explain")
+    page.wait_for_selector("#explain .lr-score", timeout=30_000)
+    assert f"{scores[0]:.4f}" in page.inner_text("#explain .lr-score")
+    assert "intent head" in page.inner_text("#explain .lr-intent-note")
+    shot(page, "explain", readme=True)
+    assert not page.dialogs
+
+
+# ---------------------------------------------------------------------------------- graph
+def test_graph_50_passages_readable(page):
+    """50 passages: a top-sentences view, passage boxes, legend above the canvas (collapsed on a
+    phone), link counts that agree between status, legend and drawing, no layout jitter."""
+    n = expected_sentences(LARGE)
+    status = run_example(page, LARGE, n)
+    open_tab(page, "Graph")
+    frame = graph_frame(page)
+    frame.wait_for_selector("body[data-stabilized='1']", timeout=30_000)
+    shown = frame.evaluate("nodes.length")
+    assert 12 <= shown < n
+    assert frame.evaluate("passageGroups.length") > 3
+    assert frame.evaluate("network.physics.options.enabled") is False
+    legend = frame.locator("#legend").bounding_box()
+    canvas = frame.locator("#mynetwork").bounding_box()
+    assert legend["y"] + legend["height"] <= canvas["y"] + 1  # outside the canvas
+    assert frame.evaluate("document.getElementById('legend').open") == (page.size == "desktop")
+    sim = int(re.search(r"similar (\d+)", status).group(1))
+    assert frame.get_attribute("#legend [data-relation=similar]", "data-count") == str(sim)
+    drawn = sum(
+        int(x)
+        for x in frame.eval_on_selector_all(
+            "#legend [data-relation]", "els => els.map(e => e.dataset.shown)"
+        )
+    )
+    assert drawn == frame.evaluate("edges.length")
+    before = frame.evaluate("JSON.stringify(network.getPositions())")
+    time.sleep(1.5)
+    assert frame.evaluate("JSON.stringify(network.getPositions())") == before
+    if page.size == "desktop":  # README: the whole canvas in view
+        page.set_viewport_size({"width": 1440, "height": 1250})
+        page.evaluate("document.getElementById('results-tabs').scrollIntoView({block: 'start'})")
     time.sleep(1.0)
-    heat = page.inner_text("#heat")
-    assert "<script>window.__xss=1</script>" in heat
-    assert '<img src=x onerror="window.__xss=1">' in heat
-    open_tab(page, "Comparison")
-    open_tab(page, "Explain a sentence")
-    time.sleep(1.0)
-    for fr in page.frames:
-        assert fr.evaluate("typeof window.__xss") == "undefined", fr.url
-    assert page.locator("#heat script, #heat img, #compare img, #explain img").count() == 0
-    assert page.locator("iframe").count() == 1  # nothing broke out of the srcdoc
+    shot(page, "graph", readme=True)
+    assert not page.dialogs
+
+
+# ---------------------------------------------------------------------------------- context
+def test_context_is_shorter_than_the_flat_passages(page):
+    """The structured context has a budget: shorter than the flat top-k (real k), 1-based JSON;
+    a hand-written 4-passage input too."""
+    n = expected_sentences(SMALL)
+    run_example(page, SMALL, n)
+    open_tab(page, "Context")
+    tokens = page.inner_text("#tokens")
+    ratio = int(re.search(r"(\d+)% of the flat context", tokens).group(1))
+    assert ratio < 100 and "flat top-7 passages" in tokens and "all 7" in tokens
+    shown_json = page.locator("#context-json .cm-content").inner_text()  # the visible lines
+    passages = [int(x) for x in re.findall(r'"passage": (\d+)', shown_json)]
+    assert passages and min(passages) >= 1 and '"node"' not in shown_json
+    assert re.search(r'"ref": "P\d+·S\d+"', shown_json)
+    shot(page, "context", readme=True)
+    page.fill("#passages textarea", FOUR)
+    page.fill("#question textarea", "Do statins reduce the risk of dementia?")
+    page.click("#run")
+    wait_status(page, "in 4 passages")
+    open_tab(page, "Context")
+    page.wait_for_function(
+        "document.querySelector('#tokens').innerText.includes('flat top-4')", timeout=30_000
+    )
+    tokens = page.inner_text("#tokens")
+    assert int(re.search(r"(\d+)% of the flat context", tokens).group(1)) < 100
+    assert "museum" not in page.input_value("#context textarea")  # off-topic left out
+    assert not page.dialogs
+
+
+# ---------------------------------------------------------------------------------- comparison
+def test_comparison_na_labels_and_arrows_against_log(page):
+    """n/a where overlap is 1 by construction; the slope chart labelled on both sides; every
+    arrow against LoG, with each ranker's score beside its items."""
+    n = expected_sentences(SMALL)
+    run_example(page, SMALL, n)
+    open_tab(page, "Compare")
+    page.wait_for_selector("#slope .js-plotly-plot", timeout=30_000)
+    metrics = page.inner_text("#metrics")
+    assert "n/a" in metrics and "Kendall" in metrics
+    titles = page.eval_on_selector_all("#compare .lr-shift", "els => els.map(e => e.title)")
+    assert titles and all(
+        re.search(r"(than|as|by) LoG \((global|best sentence)\)$", t) for t in titles
+    )
+    assert page.locator("#compare .lr-score").count() >= 30
+    texts = page.evaluate(
+        "document.querySelector('#slope .js-plotly-plot').data.map(t => t.text || [])"
+    )
+    assert any(t and t[0] for t in texts) and any(t and len(t) > 1 and t[1] for t in texts)
+    shot(page, "comparison", readme=True, full_page=page.size == "desktop")
+    assert not page.dialogs
+
+
+# ---------------------------------------------------------------------------------- input
+def test_input_source_errors_keep_results(page, tmp_path):
+    """An uploaded file is used and says so (pasted text ignored); an input error shows the
+    message and the last good results stay on screen."""
+    good = tmp_path / "two.json"
+    good.write_text(
+        json.dumps(
+            {
+                "ctxs": [
+                    {"title": "A", "text": "Statins lowered risk."},
+                    {"title": "B", "text": "No effect on memory."},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    page.fill("#question textarea", "Do statins help?")
+    page.fill("#passages textarea", FOUR)
+    page.set_input_files("#upload input[type=file]", str(good))
+    page.wait_for_function(
+        "document.querySelector('#source-note').innerText.includes('ignored')", timeout=60_000
+    )
+    assert "two.json" in page.inner_text("#source-note")
+    page.click("#run")
+    assert "uploaded file two.json" in wait_status(page, "2 sentences in 2 passages")
+    assert int(page.get_attribute("#table [role=grid]", "aria-rowcount")) == 3
+    page.fill("#question textarea", "")
+    page.click("#run")
+    status = wait_status(page, "Input error")
+    assert "question is empty" in status and "last successful run" in status
+    time.sleep(0.5)
+    assert int(page.get_attribute("#table [role=grid]", "aria-rowcount")) == 3  # kept
+    shot(page, "input_error")
     assert not page.dialogs
 
 
@@ -217,20 +342,118 @@ def test_malformed_upload_shows_an_error(page, tmp_path):
     )
     page.fill("#question textarea", "Does it parse?")
     page.click("#run")
-    status = wait_status(page, "Input error")
-    assert "invalid JSON" in status
+    assert "invalid JSON" in wait_status(page, "Input error")
     assert not page.dialogs
 
 
+def test_oversized_upload_is_refused_before_writing(page, tmp_path):
+    """Gradio refuses a file over the limit in the browser (max_file_size): nothing uploaded."""
+    from logrerank.app.main import LIMITS
+
+    big = tmp_path / "huge_pool.txt"
+    big.write_bytes(b"a" * (LIMITS.max_upload_bytes + 1000))
+    upload_dir = Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio")
+    page.set_input_files("#upload input[type=file]", str(big))
+    page.wait_for_function("document.body.innerText.includes('exceed')", timeout=30_000)
+    assert "huge_pool.txt" in page.inner_text("body")
+    assert not list(upload_dir.rglob("huge_pool.txt"))
+    shot(page, "upload_refused")
+
+
+# ---------------------------------------------------------------------------------- knobs
+def test_knob_change_updates_without_reencoding(page):
+    page.click("#example-1")
+    wait_status(page, "graph recomputations: 1")
+    page.get_by_text("Knobs (recomputed from cached encodings)").click()
+    page.get_by_label("typed relations").uncheck()
+    status = wait_status(page, "graph recomputations: 2")
+    assert "cached, transformer not re-run" in status
+    assert "transformer passes this session: 1" in status
+    page.get_by_label("graph stage (GAT)").uncheck()
+    status = wait_status(page, "graph recomputations: 3")
+    assert "transformer passes this session: 1" in status
+    open_tab(page, "Compare")
+    assert "LoG (local only)" in page.inner_text("#compare")
+    box = page.get_by_label("τ_sim similarity threshold").and_(page.locator("input[type=number]"))
+    box.fill("0.3")
+    box.press("Enter")
+    status = wait_status(page, "graph recomputations: 4")
+    assert "transformer passes this session: 1" in status
+
+
+def test_enter_in_question_runs(page):
+    from logrerank.app import handlers as ui
+
+    q, text = ui.load_example(SMALL)
+    page.fill("#passages textarea", text)
+    page.fill("#question textarea", q)
+    page.press("#question textarea", "Enter")
+    wait_status(page, "Encodings")
+
+
+def test_hostile_passages_show_as_text_and_execute_nothing(page):
+    page.fill("#question textarea", 'Do statins "help" <b>?</b>')
+    page.fill("#passages textarea", XSS)
+    page.click("#run")
+    wait_status(page, "Encodings")
+    open_tab(page, "Graph")
+    frame = graph_frame(page)
+    assert frame.evaluate("nodes.length") >= 4
+    # tooltips hold text nodes only
+    assert frame.evaluate(
+        "nodes.get().every(n => n.title instanceof HTMLElement && n.title.children.length === 0)"
+    )
+    open_tab(page, "Ranking")
+    time.sleep(1.0)
+    heat = page.inner_text("#heat")
+    assert "<script>window.__xss=1</script>" in heat
+    assert '<img src=x onerror="window.__xss=1">' in heat
+    open_tab(page, "Compare")
+    open_tab(page, "Explain")
+    time.sleep(1.0)
+    for fr in page.frames:
+        assert fr.evaluate("typeof window.__xss") == "undefined", fr.url
+    assert page.locator("#heat script, #heat img, #compare img, #explain img").count() == 0
+    assert page.locator("iframe").count() == 1  # nothing broke out of the srcdoc
+    assert not page.dialogs
+
+
+# ---------------------------------------------------------------------------------- API, launch
 def test_gradio_client_api(app_url):
     from gradio_client import Client
 
     from logrerank.app import handlers as ui
 
-    q, text = ui.load_example(next(iter(ui.list_examples())))
+    q, text = ui.load_example(SMALL)
     client = Client(app_url, verbose=False)
     out = client.predict(q, text, None, api_name="/rerank")
     status = out[0]
     assert "Encodings" in status and "Input error" not in status
     table = out[2]
-    assert len(table["data"]) == expected_sentences(next(iter(ui.list_examples())))
+    assert table["headers"][:3] == ["rank", "text", "score"]
+    assert len(table["data"]) == expected_sentences(SMALL)
+
+
+def test_main_honours_gradio_env_and_port(monkeypatch):
+    """``python app.py``: GRADIO_SERVER_NAME / GRADIO_SERVER_PORT, ``--port`` wins, and the
+    upload limit goes to Gradio as ``max_file_size``."""
+    import app
+    from logrerank.app import main as app_main
+
+    calls = []
+    monkeypatch.setattr(app_main.demo, "launch", lambda **kw: calls.append(kw))
+    monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")
+    monkeypatch.setenv("GRADIO_SERVER_PORT", "7999")
+    app.main([])
+    app.main(["--port", "8123"])
+    monkeypatch.delenv("GRADIO_SERVER_NAME")
+    monkeypatch.delenv("GRADIO_SERVER_PORT")
+    monkeypatch.delenv("PORT", raising=False)
+    app.main([])
+    assert [(c["server_name"], c["server_port"]) for c in calls] == [
+        ("0.0.0.0", 7999),
+        ("0.0.0.0", 8123),
+        ("127.0.0.1", 7860),
+    ]
+    assert all(c["max_file_size"] == app_main.LIMITS.max_upload_bytes for c in calls)
+    assert all(c["share"] is False for c in calls)
