@@ -63,6 +63,18 @@ class GraphConfig(JsonConfig):
     cross_passage: bool = True  # ablation switch: False = no cross-passage similarity edges
     typed: bool = True  # ablation switch: False = every edge gets one relation type
     block_size: int = 1024  # rows of the similarity matrix computed at once (bounds memory)
+    # Link relations (logrerank/links.py; an adaptation, not in the paper). Off by default, so a
+    # config without them builds exactly the paper's 8-relation graph.
+    mentions: bool = False  # mention / mentioned-by edges: a sentence names another passage's title
+    mention_target: str = "all"  # "all" sentences of the mentioned passage, or its "first" one
+    mention_max: int = 8  # passages one sentence may mention at most (longest names first)
+    shared_terms: bool = False  # shared-term edges: sentences of different passages, rare term
+    term_idf: float = 1.5  # a term is rare when ln(P / df) >= this (df >= 2 passages)
+    term_top_k: int = 4  # shared-term partners kept per sentence (by summed idf of shared terms)
+    term_min_len: int = 3  # content terms have at least this many characters
+    # shared-term edges only in pools where at least this fraction of the passages has a usable
+    # title (0.0 = in every pool; > 0 keeps them out of untitled pools)
+    term_min_titled: float = 0.0
 
 
 @dataclass
@@ -81,6 +93,19 @@ class GlobalConfig(JsonConfig):
     # Ablation/adaptation: False drops phi_h(h) from eq. 7, so nodes carry only their local score
     # and role (the graph then learns from scores, roles and relations, not from the text vector).
     use_h: bool = True
+    # Relation types the GAT has weights for: 8 = the paper's (adjacency + similarity), 11 = also
+    # the link relations (mentions, mentioned-by, shared-term; needed by graph.mentions /
+    # graph.shared_terms).
+    relations: int = 8
+    # Adaptation of eq. 7 (logrerank/lexical.py): x0 also gets phi_lex of the node's lexical
+    # evidence (sentence BM25, passage BM25, query-title match). False = eq. 7 as in the paper.
+    lexical_inputs: bool = False
+    # the global logit also gets a zero-initialised linear term w . lex, so the model can weight
+    # the lexical evidence directly, as the evidence-graph selector does
+    lexical_residual: bool = False
+    # eq. 15's MLP reads [x_v ; max over v's passage of x], so a signal that reached any sentence
+    # of a passage can lift its best sentence (passage metrics rank a passage by its best one)
+    passage_pool: bool = False
 
 
 @dataclass
@@ -145,6 +170,15 @@ class LoGConfig(JsonConfig):
             raise ConfigError("graph.delta must be >= 0 and graph.tau_sim in [-1, 1]")
         if self.graph.top_k < 0 or self.graph.block_size < 1:
             raise ConfigError("graph.top_k must be >= 0 and graph.block_size >= 1")
+        g = self.graph
+        if g.mention_target not in ("all", "first") or not 0.0 <= g.term_min_titled <= 1.0:
+            raise ConfigError(
+                "graph.mention_target must be 'all' or 'first' and term_min_titled in [0, 1]"
+            )
+        if self.global_.relations not in (8, 11):
+            raise ConfigError("global.relations must be 8 (paper) or 11 (with link relations)")
+        if (g.mentions or g.shared_terms) and self.global_.relations < 11:
+            raise ConfigError("graph.mentions / graph.shared_terms need global.relations = 11")
         if self.global_.hidden % self.global_.heads:
             raise ConfigError("global.hidden must be divisible by global.heads")
         if (

@@ -9,6 +9,10 @@ Nodes are sentences in document order. Edges:
   ``top_k`` most similar eligible nodes, and every kept pair is added in both directions with one
   shared type.
 
+* **Links** (an adaptation, not in the paper; :mod:`logrerank.links`, off by default): *mentions* ``u -> v`` when
+  sentence u names the title of v's passage, its reverse *mentioned-by* ``v -> u``, and
+  *shared-term* pairs (both directions) of sentences of different passages sharing a rare term.
+
 Construction is vectorised (no Python loop over node pairs) and the similarity matrix is computed
 in row blocks, so memory is bounded by ``block_size * N``.
 """
@@ -21,11 +25,12 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from . import links
 from .config import ROLE_NAMES, GraphConfig
 
 
 class Relation(IntEnum):
-    """Edge relation ids (8 in all)."""
+    """Edge relation ids: the paper's 8, then the 3 link relations (logrerank.links)."""
 
     SAME_ROLE = 0  # adjacency, source and target share their role (continuity)
     BG_TO_MT = 1  # adjacency background -> method
@@ -35,10 +40,16 @@ class Relation(IntEnum):
     RS_TO_BG = 5  # adjacency result -> background
     RS_TO_MT = 6  # adjacency result -> method
     SIMILAR = 7  # cross-passage similarity (both directions)
+    MENTIONS = 8  # sentence u names the title of v's passage (u -> v)
+    MENTIONED_BY = 9  # reverse of MENTIONS (v -> u)
+    SHARED_TERM = 10  # sentences of different passages share a rare term (both directions)
 
 
 NUM_RELATIONS = len(Relation)
-ADJACENCY_RELATIONS = tuple(r for r in Relation if r != Relation.SIMILAR)
+PAPER_RELATIONS = 8  # adjacency + similarity: the relations of an 8-relation (paper) model
+LINK_RELATIONS = (Relation.MENTIONS, Relation.MENTIONED_BY, Relation.SHARED_TERM)
+ADJACENCY_RELATIONS = tuple(r for r in Relation if r < Relation.SIMILAR)
+assert (links.MENTIONS, links.MENTIONED_BY, links.SHARED_TERM) == LINK_RELATIONS
 
 # _TRANSITION[src_role, dst_role] -> relation id; roles are indices into ROLE_NAMES.
 _TRANSITION = torch.tensor(
@@ -52,11 +63,20 @@ _TRANSITION = torch.tensor(
 assert len(ROLE_NAMES) == 3
 
 
+_LINK_NAMES = {
+    Relation.MENTIONS: "mentions",
+    Relation.MENTIONED_BY: "mentioned-by",
+    Relation.SHARED_TERM: "shared-term",
+}
+
+
 def relation_name(rel: int) -> str:
     """Human-readable relation name, e.g. ``"background->method"`` or ``"similar"``."""
     r = Relation(rel)
     if r == Relation.SIMILAR:
         return "similar"
+    if r in _LINK_NAMES:
+        return _LINK_NAMES[r]
     if r == Relation.SAME_ROLE:
         return "same-role"
     src, dst = (int(r) == _TRANSITION).nonzero()[0].tolist()
@@ -132,6 +152,7 @@ def build_graph(
     z: Tensor,
     passage_of: Tensor,
     config: GraphConfig | None = None,
+    link: links.LinkEdges | None = None,
 ) -> Data:
     """Build the query-specific typed sentence graph.
 
@@ -141,10 +162,12 @@ def build_graph(
         z: ``[N]`` local scores z_local.
         passage_of: ``[N]`` passage id of each node (nodes in document order).
         config: thresholds and ablation switches.
+        link: the pool's link edges (:func:`logrerank.links.pool_links`); only the relations
+            that ``config`` switches on are added (none by default). None = no link edges.
 
     Returns:
         ``Data`` with ``edge_index [2, E]``, ``edge_type [E]`` (``Relation`` ids),
-        ``edge_sim [E]`` (cosine for similarity edges, NaN for adjacency), ``num_nodes``,
+        ``edge_sim [E]`` (cosine for similarity edges, NaN for the others), ``num_nodes``,
         and ``relation_type [E]``: the relation before the ``typed=False`` ablation collapses it.
     """
     config = config or GraphConfig()
@@ -156,10 +179,18 @@ def build_graph(
         sim_index = torch.empty(2, 0, dtype=torch.long, device=h.device)
         sim_cos = torch.empty(0, device=h.device)
     sim_type = torch.full((sim_index.size(1),), int(Relation.SIMILAR), device=h.device)
-    edge_index = torch.cat([adj_index, sim_index], dim=1)
-    relation_type = torch.cat([adj_type, sim_type])
+    parts_index, parts_type = [adj_index, sim_index], [adj_type, sim_type]
+    nan = torch.full((adj_index.size(1),), float("nan"), device=h.device)
+    parts_sim = [nan, sim_cos]
+    if link is not None and (config.mentions or config.shared_terms):
+        link = link.select(config.mentions, config.shared_terms)
+        parts_index.append(link.edge_index.to(h.device))
+        parts_type.append(link.relation.to(h.device))
+        parts_sim.append(torch.full((link.relation.numel(),), float("nan"), device=h.device))
+    edge_index = torch.cat(parts_index, dim=1)
+    relation_type = torch.cat(parts_type)
     edge_type = relation_type if config.typed else torch.zeros_like(relation_type)
-    edge_sim = torch.cat([torch.full((adj_index.size(1),), float("nan"), device=h.device), sim_cos])
+    edge_sim = torch.cat(parts_sim)
     return Data(
         edge_index=edge_index,
         edge_type=edge_type,
@@ -170,6 +201,6 @@ def build_graph(
 
 
 def edge_counts(data: Data) -> dict[str, int]:
-    """Number of edges per relation name (before the untyped ablation)."""
+    """Number of edges per relation name (before the untyped ablation), every relation listed."""
     counts = torch.bincount(data.relation_type.cpu(), minlength=NUM_RELATIONS).tolist()
     return {relation_name(r): int(c) for r, c in enumerate(counts)}

@@ -35,6 +35,7 @@ def check_field(f: dataclasses.Field, value: Any, name: str) -> Any:
     """Type-check one config value against its (string) annotation.
 
     Scalars (``int``, ``float``, ``bool``, ``str``), their ``| None`` forms, ``list[str]``,
+    ``list[int]``,
     ``dict[str, int]`` and other ``dict[...]`` (an object) are checked; other annotations pass
     through. An ``int`` given for a ``float`` becomes a float. ``name`` is used in the message.
 
@@ -52,6 +53,14 @@ def check_field(f: dataclasses.Field, value: Any, name: str) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(
                 f"config field {name!r} must be a list of strings, got {_shown(value)}"
+            )
+        return list(value)
+    if base == "list[int]":
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            raise ConfigError(
+                f"config field {name!r} must be a list of integers, got {_shown(value)}"
             )
         return list(value)
     if base.startswith("dict["):

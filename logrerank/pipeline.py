@@ -27,7 +27,8 @@ from . import log_checkpoint as ckpt
 from .config import ContextConfig, GraphConfig, LoGConfig
 from .context import build_context
 from .global_model import GlobalReranker
-from .graph import build_graph, edge_counts
+from .graph import PAPER_RELATIONS, edge_counts
+from .graph_inputs import global_scores, graph_inputs
 from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
 from .local import LocalScorer
@@ -44,6 +45,8 @@ ABLATIONS: dict[str, dict[str, bool]] = {
     "log-local": {"use_global": False},  # local only, no graph
     "log-nocross": {"cross_passage": False},  # no cross-passage similarity edges
     "log-untyped": {"typed": False},  # all edges one relation
+    "log-nolinks": {"links": False},  # no mention / mentioned-by / shared-term edges
+    "log-nolex": {"lexical": False},  # lexical node inputs zeroed (graph_inputs)
 }
 """Registry names of LoG and its ablations -> keyword switches of :meth:`LoGReranker.rerank`."""
 
@@ -89,8 +92,8 @@ class LoGReranker(nn.Module):
     many MiB, least recently used evicted first (:class:`~logrerank.segment_cache.SegmentCache`).
     A new question over passages already in the cache then runs only the query and the joint
     layer; new passages cost what they cost without the cache. About 1.5 KiB per token in fp32
-    (pool sizes in bench/README.md). Scores equal the uncached ones up to float
-    rounding, so a cached call may differ from a cold one in the last digits. 0 = off (the
+    (pool sizes in bench/README.md). Scores equal the uncached ones up to float rounding, so a
+    cached call may differ from a cold one in the last digits. 0 = off (the
     default, so that equal inputs give bit-equal scores); the app turns it on."""
 
     def __init__(self, config: LoGConfig | None = None, encoder=None, tokenizer=None):
@@ -308,6 +311,8 @@ class LoGReranker(nn.Module):
         cross_passage: bool | None = None,
         typed: bool | None = None,
         ranker: str = "log",
+        links: bool | None = None,
+        lexical: bool = True,
     ) -> Ranking:
         """Graph, GAT and context stages over a cached :class:`Encoded` (no transformer pass).
 
@@ -319,6 +324,8 @@ class LoGReranker(nn.Module):
             cross_passage: False = no cross-passage edges ablation.
             typed: False = one relation type for all edges ablation.
             ranker: name recorded in the result.
+            links: False = no link edges (mentions, mentioned-by, shared-term) ablation.
+            lexical: False = lexical node inputs zeroed ablation (:func:`graph_inputs`).
         """
         cfg = self.config
         gcfg = dataclasses.replace(graph or cfg.graph)
@@ -326,42 +333,35 @@ class LoGReranker(nn.Module):
             gcfg.cross_passage = cross_passage
         if typed is not None:
             gcfg.typed = typed
+        if links is False:
+            gcfg.mentions = gcfg.shared_terms = False
         use_global = cfg.use_global if use_global is None else use_global
         timings = dict(enc.timings)
-        z_local = torch.sigmoid(enc.local_logits)
 
         t0 = time.perf_counter()
-        data = build_graph(enc.h, enc.role_probs, z_local, enc.passage_of, gcfg)
+        data, lex = graph_inputs(cfg, enc, gcfg, lexical)
         timings["graph"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
         z_global, l_global, attention = None, None, None
         if use_global:
-            dev = self.device_
-            out, _ = self.global_model(
-                enc.h.to(dev),
-                enc.role_probs.to(dev),
-                enc.local_logits.to(dev),
-                data.edge_index.to(dev),
-                data.edge_type.to(dev),
-                return_attention=True,
+            z_global, l_global, attention = global_scores(
+                self.global_model, enc, data, lex, self.device_
             )
-            z_global = out.scores.float().cpu()
-            l_global = out.logits.float().cpu()
-            attention = [a.float().mean(-1).cpu() for a in out.attention]  # per layer [E]
         timings["global"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
         scfg = cfg.score
         final = final_scores(enc, l_global, scfg)
-        ranking = build_ranking(enc, final, z_local, z_global, ranker)
+        ranking = build_ranking(enc, final, torch.sigmoid(enc.local_logits), z_global, ranker)
         ctx_cfg = context or cfg.context
+        paper = data.relation_type < PAPER_RELATIONS  # the context reads adjacency + similarity
         ranking.context = build_context(
             ranking.sentences,
             enc.passages,
-            data.edge_index,
-            data.relation_type,
-            data.edge_sim,
+            data.edge_index[:, paper],
+            data.relation_type[paper],
+            data.edge_sim[paper],
             ctx_cfg,
         )
         ranking.edges = graph_edges(data, attention)
@@ -390,8 +390,8 @@ class LoGReranker(nn.Module):
         Args:
             query: the question.
             passages: strings, ``{"title", "text"}`` dicts or :class:`Passage` objects.
-            **switches: ``use_global``, ``cross_passage``, ``typed`` (ablations), ``graph``,
-                ``context`` configs and ``ranker`` name; see :meth:`rank_encoded`.
+            **switches: ``use_global``, ``cross_passage``, ``typed``, ``links``, ``lexical``
+                (ablations), ``graph``, ``context`` configs, ``ranker``; see :meth:`rank_encoded`.
 
         Raises:
             InputError: invalid input (message says what).

@@ -29,6 +29,8 @@ RANKERS: dict[str, str] = {
     "log-local": "LoG ablation: local scores only (no graph)",
     "log-nocross": "LoG ablation: no cross-passage edges",
     "log-untyped": "LoG ablation: all edges one relation type",
+    "log-nolinks": "LoG ablation: no link relations (mentions, mentioned-by, shared-term)",
+    "log-nolex": "LoG ablation: lexical node inputs zeroed at inference (models that have them)",
 }
 """Registry names -> one-line descriptions (``logrerank eval --rankers`` takes these)."""
 
@@ -151,7 +153,7 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
         "evidence-graph-ce": lambda: graph(ce("passage")),
         **{
             n: (lambda n=n: LoGRanker(n, models))
-            for n in ("log", "log-local", "log-nocross", "log-untyped")
+            for n in ("log", "log-local", "log-nocross", "log-untyped", "log-nolinks", "log-nolex")
         },
     }
 

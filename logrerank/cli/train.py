@@ -29,12 +29,14 @@ def _command() -> str:
     return "logrerank " + " ".join(sys.argv[1:])
 
 
-def _run_training(task: str, config: str, overrides: list[str], dry_run: bool) -> dict:
+def _run_training(
+    task: str, config: str, overrides: list[str], dry_run: bool, steps: tuple[str, ...] = ()
+) -> dict:
     """:func:`logrerank.training.run.run_training`; a missing input becomes an InputError."""
     from ..training.run import MissingTrainingInputError, run_training
 
     try:
-        return run_training(task, config, overrides, dry_run)
+        return run_training(task, config, overrides, dry_run, steps, _command())
     except MissingTrainingInputError as exc:
         raise InputError(str(exc)) from exc
 
@@ -46,7 +48,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         return _sweep(args, config)
     if args.settings:
         raise InputError("--settings goes with --sweep")
-    summary = _run_training(args.task, config, args.set or [], args.dry_run)
+    steps = tuple(s for s in ("cv", "final", "eval") if getattr(args, s, False))
+    summary = _run_training(args.task, config, args.set or [], args.dry_run, steps)
     print(json.dumps(summary, indent=1, default=str))
     return 0
 
@@ -112,6 +115,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "the best on held-out train queries at the config's out",
     )
     t.add_argument("--settings", help="with --sweep: comma-separated setting names (default all)")
+    for step, what in (
+        ("cv", "K-fold cross-validation over the multi-hop questions (out-of-fold figures)"),
+        ("final", "one model per seed on every training question, saved at the config's out"),
+        ("eval", "the final models and their ablations on the cached dev pools"),
+    ):
+        t.add_argument(
+            f"--{step}",
+            action="store_true",
+            help=f"global with a multi-hop config only: {what} (none given = all three)",
+        )
     t.set_defaults(func=cmd_train)
 
     s = sub.add_parser(

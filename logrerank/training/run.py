@@ -17,6 +17,10 @@ task               config class                                 trains
 ``roles``          :class:`~logrerank.models.role_tagger_       the role tagger (:mod:`~logrerank.
                    config.RoleTaggerConfig`                     training.roles`)
 =================  ===========================================  ================================
+
+A ``global`` config with a ``multihop`` field is a :class:`~logrerank.training.graph_cv_config.
+GraphCVConfig`: stage 2 cross-validated on multi-passage pools (:mod:`~logrerank.training.
+graph_cv`; ``steps`` picks ``cv``, ``final`` and ``eval``, all three by default).
 """
 
 from __future__ import annotations
@@ -36,6 +40,17 @@ class MissingTrainingInputError(FileNotFoundError):
 
 def _load(task: str, config_path: str | os.PathLike[str], overrides: list[str]) -> Any:
     """The task's config from ``config_path`` with ``overrides`` applied."""
+    if task == "global":
+        import json
+
+        from .graph_cv_config import GraphCVConfig, is_graph_cv_config
+
+        try:
+            raw = json.loads(Path(config_path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"cannot read training config {config_path}: {exc}") from exc
+        if is_graph_cv_config(raw):
+            return GraphCVConfig.from_dict(raw).override(overrides)
     if task in ("local", "global"):
         from .config import TrainConfig
 
@@ -64,6 +79,11 @@ def _checkpoint(path: str | os.PathLike[str], what: str) -> str:
 def _plan(task: str, cfg: Any) -> dict[str, Any]:
     """Data files, input checkpoints, output folder and state folder of a run."""
     inputs: dict[str, str] = {}
+    if _is_cv(cfg):
+        from .graph_cv import plan
+
+        _checkpoint(cfg.init, "init (the stage-1 checkpoint)")
+        return plan(cfg)
     if task in ("local", "global", "crossencoder"):
         from ..data.common import default_data_root
         from .data import train_data_files
@@ -118,11 +138,19 @@ def _plan(task: str, cfg: Any) -> dict[str, Any]:
     }
 
 
+def _is_cv(cfg: Any) -> bool:
+    from .graph_cv_config import GraphCVConfig
+
+    return isinstance(cfg, GraphCVConfig)
+
+
 def run_training(
     task: str,
     config_path: str | os.PathLike[str],
     overrides: list[str] | tuple[str, ...] = (),
     dry_run: bool = False,
+    steps: tuple[str, ...] = (),
+    command: str = "",
 ) -> dict[str, Any]:
     """Train ``task`` from a JSON run config, or (``dry_run``) return what it would do.
 
@@ -131,6 +159,9 @@ def run_training(
         config_path: the JSON run config.
         overrides: ``FIELD=VALUE`` items (``--set``), VALUE parsed as JSON else a string.
         dry_run: only load, check and plan; nothing trains and nothing is written.
+        steps: multi-hop stage-2 configs only: any of ``"cv"``, ``"final"``, ``"eval"``
+            (empty = all three, in that order).
+        command: the command line recorded in the saved checkpoints (multi-hop stage 2).
 
     Returns:
         With ``dry_run``: the plan (``task``, ``config_file``, ``config`` as a dict with the
@@ -149,6 +180,18 @@ def run_training(
     plan.update(_plan(task, cfg))
     if dry_run:
         return {**plan, "dry_run": True}
+    if _is_cv(cfg):
+        from . import graph_cv
+
+        summary: dict[str, Any] = {}
+        for step in [s for s in ("cv", "final", "eval") if s in steps or not steps]:
+            if step == "cv":
+                summary["cv"] = graph_cv.run_cv(cfg)
+            elif step == "final":
+                summary["final"] = graph_cv.run_final(cfg, command)
+            else:
+                summary["eval"] = graph_cv.run_dev_eval(cfg)["aggregate"]
+        return summary
     if task == "local":
         from .local_stage import train_local
 

@@ -258,6 +258,15 @@ def test_shipped_run_configs_load() -> None:
             CrossEncoderTrainConfig.load(path)
         elif path.name == "roles.json":
             RoleTaggerConfig.load(path)
+        elif path.name == "global-multihop.json":
+            from logrerank.config import LoGConfig
+            from logrerank.training.graph_cv_config import GraphCVConfig
+
+            cv = GraphCVConfig.load(path)
+            base = LoGConfig().to_dict()
+            for section, values in cv.model.items():  # as graph_cv.with_new_graph merges them
+                base[section] = {**base[section], **values}
+            LoGConfig.from_dict(base)
         else:
             TrainConfig.load(path)
 

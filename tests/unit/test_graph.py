@@ -52,7 +52,7 @@ def graph(h, roles, z, passage_of, **cfg) -> Data:
 
 
 def test_eight_relations_seven_adjacency() -> None:
-    assert NUM_RELATIONS == 8
+    assert NUM_RELATIONS == 11  # the paper's 8 + 3 link relations (logrerank.links)
     assert len(ADJACENCY_RELATIONS) == 7
     assert Relation.SIMILAR not in ADJACENCY_RELATIONS
 

@@ -1,0 +1,145 @@
+"""On-disk cache of frozen local-stage encodings (:class:`~logrerank.results.Encoded`) for
+stage-2 training and cross-validation (:mod:`logrerank.training.graph_cv`).
+
+One cache per benchmark split, two files, no pickle:
+
+* ``<source>-<split>-<limit>.safetensors``: the tensors of every pool, keyed ``"<i>.<name>"``
+  (``h``, ``role_probs``, ``local_logits``, ``passage_of``, ``intent_by_passage`` and, when
+  present, ``prior_logits``);
+* ``<source>-<split>-<limit>.json``: the strings and ids: the ``qids`` in order and, per pool,
+  the query, the passages (:class:`~logrerank.types.Passage` fields), the sentences
+  (:class:`~logrerank.types.ScoredSentence` fields), warnings, timings and cached windows.
+
+Loading reads the tensors with :func:`safetensors.torch.load_file` and the sidecar with
+:mod:`json`, so a cache file cannot run code. :func:`encode_cached` resumes a partly written
+cache (the pools whose qids match the split's first ones are kept).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from ..data.schema import Example, example_passages
+from ..results import Encoded
+from ..types import Passage, ScoredSentence
+
+TENSORS = ("h", "role_probs", "local_logits", "passage_of", "intent_by_passage", "prior_logits")
+
+
+def cache_stem(cache_dir: str | Path, source: str, split: str, limit: int | None) -> Path:
+    """``cache_dir/<source>-<split>-<limit or all>`` (add ``.safetensors`` / ``.json``)."""
+    return Path(cache_dir) / f"{source}-{split}-{limit or 'all'}"
+
+
+def save_encodings(stem: str | Path, qids: list[str], encs: list[Encoded]) -> None:
+    """Write ``encs`` (one per qid) as ``stem.safetensors`` + ``stem.json`` (atomically)."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    tensors: dict[str, torch.Tensor] = {}
+    meta: list[dict[str, Any]] = []
+    for i, enc in enumerate(encs):
+        for name in TENSORS:
+            v = getattr(enc, name)
+            if v is not None:
+                tensors[f"{i}.{name}"] = v.detach().cpu().contiguous().clone()
+        meta.append(
+            {
+                "query": enc.query,
+                "passages": [dataclasses.asdict(p) for p in enc.passages],
+                "sentences": [dataclasses.asdict(s) for s in enc.sentences],
+                "warnings": list(enc.warnings),
+                "timings": dict(enc.timings),
+                "cached_windows": list(enc.cached_windows),
+            }
+        )
+    st, js = stem.with_suffix(".safetensors"), stem.with_suffix(".json")
+    tmp_st, tmp_js = st.with_suffix(".safetensors.tmp"), js.with_suffix(".json.tmp")
+    save_file(tensors, str(tmp_st))
+    tmp_js.write_text(json.dumps({"qids": list(qids), "pools": meta}), encoding="utf-8")
+    tmp_st.replace(st)
+    tmp_js.replace(js)
+
+
+def load_encodings(stem: str | Path) -> tuple[list[str], list[Encoded]]:
+    """``(qids, encodings)`` of a cache written by :func:`save_encodings` (``[]`` if absent)."""
+    stem = Path(stem)
+    st, js = stem.with_suffix(".safetensors"), stem.with_suffix(".json")
+    if not (st.is_file() and js.is_file()):
+        return [], []
+    tensors = load_file(str(st))
+    side = json.loads(js.read_text(encoding="utf-8"))
+    encs = []
+    for i, m in enumerate(side["pools"]):
+        t = {name: tensors.get(f"{i}.{name}") for name in TENSORS}
+        encs.append(
+            Encoded(
+                query=m["query"],
+                passages=[Passage(**p) for p in m["passages"]],
+                sentences=[ScoredSentence(**s) for s in m["sentences"]],
+                passage_of=t["passage_of"],
+                h=t["h"],
+                role_probs=t["role_probs"],
+                local_logits=t["local_logits"],
+                intent_by_passage=t["intent_by_passage"],
+                warnings=list(m["warnings"]),
+                timings=dict(m["timings"]),
+                prior_logits=t["prior_logits"],
+                cached_windows=tuple(m["cached_windows"]),
+            )
+        )
+    return list(side["qids"])[: len(encs)], encs
+
+
+def load_examples(source: str, split: str, limit: int | None = None) -> list[Example]:
+    """Examples of a benchmark split (its pools), each tagged ``meta["source"]``."""
+    from ..data.pools import load_benchmark
+
+    exs, _ = load_benchmark(source, split=split, limit=limit)
+    for ex in exs:
+        ex.meta["source"] = source
+    return exs
+
+
+def cached_prefix(
+    source: str, split: str, limit: int | None, cache_dir: str | Path
+) -> tuple[list[Example], list[Encoded]]:
+    """The examples and encodings already cached for a split (a prefix of its queries)."""
+    exs = load_examples(source, split, limit)
+    qids, encs = load_encodings(cache_stem(cache_dir, source, split, limit))
+    n = 0
+    while n < min(len(qids), len(exs)) and qids[n] == exs[n].qid:
+        n += 1
+    return exs[:n], encs[:n]
+
+
+def encode_cached(
+    model,
+    source: str,
+    split: str,
+    limit: int | None,
+    cache_dir: str | Path,
+    log=sys.stdout,
+    every: int = 10,
+) -> tuple[list[Example], list[Encoded]]:
+    """``(examples, encodings)`` of a split, encoding what the cache lacks (resumable: the
+    cache is rewritten every ``every`` pools and encoding continues where it stopped)."""
+    exs = load_examples(source, split, limit)
+    stem = cache_stem(cache_dir, source, split, limit)
+    _, encs = cached_prefix(source, split, limit, cache_dir)
+    t0 = time.perf_counter()
+    for i in range(len(encs), len(exs)):
+        encs.append(model.encode(exs[i].query, example_passages(exs[i])))
+        if (i + 1) % every == 0 or i + 1 == len(exs):
+            save_encodings(stem, [e.qid for e in exs[: len(encs)]], encs)
+            minutes = (time.perf_counter() - t0) / 60
+            print(f"{source}-{split}: encoded {i + 1}/{len(exs)} ({minutes:.1f} min)", file=log)
+            log.flush()
+    return exs, encs

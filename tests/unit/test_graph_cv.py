@@ -1,0 +1,122 @@
+"""Multi-hop stage 2: the encoding cache (no pickle), the ablation switches of the link and
+lexical inputs, and the cross-validation config."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from logrerank.config import GlobalConfig, GraphConfig
+from logrerank.jsonconfig import ConfigError
+from logrerank.pipeline import ABLATIONS
+from logrerank.rankers import RANKERS, build_rankers
+from logrerank.training.cv import fold_of
+from logrerank.training.encode_cache import load_encodings, save_encodings
+from logrerank.training.graph_cv_config import GraphCVConfig
+
+QUERY = "Who directed the film that starred Mercury Rising actors?"
+PASSAGES = [
+    {"title": "Mercury Rising", "text": "Mercury Rising is a 1998 film. It was directed by "
+     "Harold Becker. The cast included Bruce Willis."},
+    {"title": "Harold Becker", "text": "Harold Becker is an American film director. He "
+     "directed Mercury Rising and other thrillers."},
+    {"title": "Bruce Willis", "text": "Bruce Willis is an actor. Zyxoprene was studied in "
+     "a trial of Willis fans."},
+    {"title": "", "text": "Zyxoprene lowers blood pressure. Nothing else is known."},
+]  # fmt: skip
+
+LINKED = dict(
+    graph=GraphConfig(mentions=True, shared_terms=True, term_idf=0.5),
+    global_=GlobalConfig(
+        hidden=32, heads=4, rel_emb_dim=8, relations=11, lexical_inputs=True,
+        lexical_residual=True, passage_pool=True,
+    ),
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def linked_model(make_tiny_model):
+    model = make_tiny_model(**LINKED)
+    with torch.no_grad():  # a non-zero scorer, so the graph inputs change the scores
+        for p in model.global_model.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    return model
+
+
+def test_encoding_cache_round_trip_without_pickle(tiny_model, tmp_path):
+    encs = [tiny_model.encode(QUERY, PASSAGES), tiny_model.encode("Who is Bruce Willis?", PASSAGES)]
+    save_encodings(tmp_path / "x-train-all", ["q1", "q2"], encs)
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["x-train-all.json", "x-train-all.safetensors"]
+    tensors = load_file(str(tmp_path / "x-train-all.safetensors"))  # plain tensors only
+    assert set(tensors) >= {"0.h", "1.local_logits", "1.passage_of"}
+    side = json.loads((tmp_path / "x-train-all.json").read_text())
+    assert side["qids"] == ["q1", "q2"] and side["pools"][0]["query"] == QUERY
+    qids, back = load_encodings(tmp_path / "x-train-all")
+    assert qids == ["q1", "q2"]
+    for a, b in zip(encs, back):
+        assert torch.equal(a.h, b.h) and torch.equal(a.passage_of, b.passage_of)
+        assert a.sentences == b.sentences and a.passages == b.passages
+        ra, rb = tiny_model.rank_encoded(a), tiny_model.rank_encoded(b)
+        assert [s.score for s in ra.sentences] == [s.score for s in rb.sentences]
+
+
+def test_missing_cache_is_empty(tmp_path):
+    assert load_encodings(tmp_path / "none") == ([], [])
+
+
+def test_nolinks_and_nolex_switches(linked_model):
+    enc = linked_model.encode(QUERY, PASSAGES)
+    full = linked_model.rank_encoded(enc)
+    counts = full.info["edge_counts"]
+    assert counts["mentions"] > 0 and counts["mentioned-by"] == counts["mentions"]
+    assert counts["shared-term"] > 0
+    nolinks = linked_model.rank_encoded(enc, **ABLATIONS["log-nolinks"])
+    assert all(nolinks.info["edge_counts"][k] == 0 for k in ("mentions", "shared-term"))
+    nolex = linked_model.rank_encoded(enc, **ABLATIONS["log-nolex"])
+    assert nolex.info["edge_counts"] == counts  # same graph, other node inputs
+    scores = [s.score for s in full.sentences]
+    assert scores != [s.score for s in nolinks.sentences]
+    assert scores != [s.score for s in nolex.sentences]
+    # the structured context reads only the paper's relations
+    assert full.context is not None
+
+
+def test_shared_terms_gated_by_titled_fraction(make_tiny_model):
+    gated = dict(LINKED, graph=GraphConfig(shared_terms=True, term_idf=0.5, term_min_titled=0.9))
+    model = make_tiny_model(**gated)
+    untitled = [{"title": "", "text": p["text"]} for p in PASSAGES]
+    assert model.rerank(QUERY, untitled).info["edge_counts"]["shared-term"] == 0
+    assert model.rerank(QUERY, PASSAGES).info["edge_counts"]["shared-term"] == 0  # 3/4 < 0.9
+    open_ = make_tiny_model(**dict(gated, graph=GraphConfig(shared_terms=True, term_idf=0.5)))
+    assert open_.rerank(QUERY, untitled).info["edge_counts"]["shared-term"] > 0
+
+
+def test_rankers_registered():
+    for name in ("log-nolinks", "log-nolex"):
+        assert name in RANKERS and name in ABLATIONS
+    assert set(build_rankers(["log-nolinks", "log-nolex"])) == {"log-nolinks", "log-nolex"}
+
+
+def test_cv_config_types_and_overrides(tmp_path):
+    cfg = GraphCVConfig().override(["folds=3", "seeds=[1,2]"])
+    assert cfg.folds == 3 and cfg.seeds == [1, 2]
+    with pytest.raises(ConfigError, match="seeds"):
+        GraphCVConfig().override(['seeds=["a"]'])
+    with pytest.raises(ConfigError, match="folds"):
+        GraphCVConfig().override(["folds=1"])
+    with pytest.raises(ConfigError):
+        GraphCVConfig().override(['aux={"pubmedqa": 3}'])
+    with pytest.raises(ConfigError, match="unknown"):
+        GraphCVConfig().override(["nope=1"])
+    assert GraphCVConfig().digest() == GraphCVConfig().override(["seeds=[7]"]).digest()
+    assert GraphCVConfig().digest() != GraphCVConfig().override(["epochs=2"]).digest()
+
+
+def test_folds_are_deterministic_and_balanced():
+    folds = [fold_of("hotpotqa", str(i), 5) for i in range(500)]
+    assert folds == [fold_of("hotpotqa", str(i), 5) for i in range(500)]
+    assert min(folds.count(k) for k in range(5)) > 70
