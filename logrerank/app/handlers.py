@@ -314,7 +314,7 @@ def _rank_and_render(
             f"beta {sc.get('passage_weight', 0.0):g}, head weight w {sc.get('head_weight', 1.0):g}"
             "; the local / global columns show the raw scores."
         )
-    warnings = list(dict.fromkeys(ranking.warnings + stage.warnings))
+    warnings = list(dict.fromkeys(backend.startup_warnings() + ranking.warnings + stage.warnings))
     for b in session.baselines.values():
         for w in b.warnings:
             if w not in warnings:

@@ -3,7 +3,10 @@
 ``python app.py`` or ``logrerank app`` runs :func:`main`: it serves on 127.0.0.1:7860, offline,
 with no share link and no analytics. ``--port``, else Gradio's own ``GRADIO_SERVER_PORT`` (or
 ``$PORT``), sets the port and ``GRADIO_SERVER_NAME`` the address; uploads over the input limit
-are refused by Gradio before they are written (``max_file_size``). The ``demo`` Blocks object is
+are refused by Gradio before they are written (``max_file_size``). ``--cross-encoder DIR`` (else
+``$LOGRERANK_CROSS_ENCODER``, else the bundled one) picks the comparison's cross-encoder: any
+sentence-transformers or Hugging Face sequence-classification folder; the status panel shows it
+with a trained / UNTRAINED / UNAVAILABLE badge. The ``demo`` Blocks object is
 built at import time (models loaded once per process) so tests and ``bench/load_test.py`` can
 launch it, with :func:`launch_kwargs` for the page style and the upload limit.
 """
@@ -75,6 +78,12 @@ SCROLL_TO_RESULTS = """() => {
 }"""
 
 LIMITS = BACKEND.log.limits
+
+
+def initial_status() -> str:
+    """The status panel before the first run (read at page load: follows ``--cross-encoder``)."""
+    rows, device = BACKEND.model_rows(), BACKEND.device_info()
+    return EMPTY_STATE + viz.status_html(rows, *device, BACKEND.startup_warnings(), {})
 
 
 def _emit(res: Result) -> tuple[Any, ...]:
@@ -218,10 +227,7 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                     elem_id="ablations",
                 )
         with gr.Column(scale=5, min_width=340, elem_id="results"):
-            status = gr.HTML(
-                EMPTY_STATE + viz.status_html(BACKEND.model_rows(), *BACKEND.device_info(), [], {}),
-                elem_id="status",
-            )
+            status = gr.HTML(initial_status, elem_id="status")
             with gr.Tabs(elem_id="results-tabs"):
                 with gr.Tab("Ranking", id="ranking"):
                     table = gr.Dataframe(
@@ -357,20 +363,44 @@ def launch_kwargs() -> dict[str, Any]:
     return {"css": CSS, "max_file_size": LIMITS.max_upload_bytes, "share": False}
 
 
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The app's options: ``--port`` and ``--cross-encoder`` (see :func:`main`)."""
+    default_port = os.environ.get("GRADIO_SERVER_PORT") or os.environ.get("PORT") or 7860
+    parser = argparse.ArgumentParser(description="Serve the logrerank app.")
+    parser.add_argument("--port", type=int, default=int(default_port))
+    parser.add_argument(
+        "--cross-encoder",
+        metavar="DIR",
+        default=None,
+        help="cross-encoder folder to compare against (sentence-transformers or Hugging Face "
+        "sequence-classification; default $LOGRERANK_CROSS_ENCODER, else the bundled one)",
+    )
+    return parser.parse_args(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve the app (no share link) until interrupted.
 
     Args:
         argv: command-line arguments (None = ``sys.argv[1:]``): ``--port`` (default
-            ``$GRADIO_SERVER_PORT``, else ``$PORT``, else 7860). The address is
+            ``$GRADIO_SERVER_PORT``, else ``$PORT``, else 7860); ``--cross-encoder DIR``
+            (default ``$LOGRERANK_CROSS_ENCODER``, else the bundled one). The address is
             ``$GRADIO_SERVER_NAME`` (default 127.0.0.1).
     """
-    default_port = os.environ.get("GRADIO_SERVER_PORT") or os.environ.get("PORT") or 7860
-    parser = argparse.ArgumentParser(description="Serve the logrerank app.")
-    parser.add_argument("--port", type=int, default=int(default_port))
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
+    if args.cross_encoder:
+        BACKEND.use_cross_encoder(args.cross_encoder)  # unloadable: UNAVAILABLE + warning
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     demo.launch(server_name=host, server_port=args.port, **launch_kwargs())
 
 
-__all__ = ["CSS", "demo", "launch_kwargs", "main", "recompute", "rerank"]
+__all__ = [
+    "CSS",
+    "demo",
+    "initial_status",
+    "launch_kwargs",
+    "main",
+    "parse_args",
+    "recompute",
+    "rerank",
+]

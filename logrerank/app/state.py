@@ -1,8 +1,10 @@
 """State of the Gradio app: the shared models, the user's knobs and session, one call's result.
 
-* :class:`Backend` holds the models, loaded once per process: the LoG reranker, the bundled
-  cross-encoder (wrapped so that repeated ``(query, text)`` pairs are not re-scored) and the
-  library baselines of :mod:`logrerank.rankers` used for the comparison columns.
+* :class:`Backend` holds the models, loaded once per process: the LoG reranker, the
+  cross-encoder of the comparison (the bundled one, or the user's folder given by
+  ``--cross-encoder DIR`` / ``$LOGRERANK_CROSS_ENCODER``; wrapped so that repeated
+  ``(query, text)`` pairs are not re-scored) and the library baselines of
+  :mod:`logrerank.rankers` used for the comparison columns.
 * :class:`Knobs` are the graph / context settings a user can change without re-running the
   transformer.
 * :class:`Session` is the per-user state (``gr.State``): the cached :class:`Encoded` of the
@@ -16,7 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -72,6 +77,9 @@ DEFAULT_MIN_SCORE = 0.05
 """Default relevance threshold of the app's structured context: units and neighbours scoring
 below it (off-topic sentences) are left out; the first unit is always kept."""
 
+CROSS_ENCODER_ENV = "LOGRERANK_CROSS_ENCODER"
+"""Environment variable naming the app's cross-encoder folder (``--cross-encoder DIR`` wins)."""
+
 APP_PASSAGE_CACHE_MB = 128.0
 """Passage cache of the app's LoG model (:attr:`LoGReranker.passage_cache_mb`): a new question
 over passages already seen runs only the query and the joint layer (about 4 pools of 50)."""
@@ -86,40 +94,78 @@ class Backend:
         log: the LoG reranker.
         cross_encoder: the (memoised) cross-encoder, or None when it could not be loaded.
         cross_encoder_error: why it could not be loaded.
+        cross_encoder_choice: ``"bundled"``, the user's folder, or ``""`` (a model given by
+            the caller, or none).
     """
 
     log: Any
     cross_encoder: Any = None
     cross_encoder_error: str | None = None
+    cross_encoder_choice: str = ""
     _rankers: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, log_model: Any = None, cross_encoder: Any = "default") -> Backend:
-        """Load the models once (the bundled LoG and cross-encoder, ``logrerank/checkpoints/``).
+        """Load the models once (the bundled LoG, ``logrerank/checkpoints/``, and a cross-encoder).
 
         Args:
             log_model: an already loaded :class:`LoGReranker` (None = ``from_pretrained()``).
-            cross_encoder: a loaded CrossEncoder, ``"default"`` for the bundled one, or None to
-                run without it (the comparison then shows it as unavailable).
+            cross_encoder: see :meth:`use_cross_encoder`.
         """
         if log_model is None:
             from ..pipeline import LoGReranker
 
             log_model = LoGReranker.from_pretrained()
             log_model.passage_cache_mb = APP_PASSAGE_CACHE_MB
-        ce, error = None, None
-        if cross_encoder == "default":
-            try:
-                from ..models.cross_encoder import CrossEncoder
+        backend = cls(log=log_model)
+        backend.use_cross_encoder(cross_encoder)
+        return backend
 
-                cross_encoder = CrossEncoder(None)
+    def use_cross_encoder(self, cross_encoder: Any = "default") -> None:
+        """Set the cross-encoder of the comparison; a folder that cannot be loaded is shown as
+        UNAVAILABLE with a warning (:meth:`startup_warnings`), never raised.
+
+        Args:
+            cross_encoder: a loaded CrossEncoder; ``"default"``: the folder in
+                ``$LOGRERANK_CROSS_ENCODER`` when set, else the bundled one; ``"bundled"``:
+                the bundled one; a folder path (a sentence-transformers or Hugging Face
+                sequence-classification folder, or a project checkpoint); or None to run
+                without one (the comparison then shows it as unavailable).
+        """
+        if isinstance(cross_encoder, str) and cross_encoder == "default":
+            cross_encoder = os.environ.get(CROSS_ENCODER_ENV, "").strip() or "bundled"
+        ce, error, choice = None, None, ""
+        if isinstance(cross_encoder, (str, os.PathLike)):
+            from ..models.cross_encoder import CrossEncoder
+
+            choice = "bundled" if str(cross_encoder) == "bundled" else str(cross_encoder)
+            try:
+                cross_encoder = CrossEncoder(None if choice == "bundled" else choice)
             except Exception as exc:  # degrade visibly, never crash the app
                 cross_encoder, error = None, f"{type(exc).__name__}: {exc}"
+                if choice != "bundled":
+                    warnings.warn(self._folder_warning(choice, error), RuntimeWarning, 2)
         if cross_encoder is not None:
             ce = MemoCrossEncoder.wrap(cross_encoder)
         elif error is None:
             error = "no cross-encoder loaded"
-        return cls(log=log_model, cross_encoder=ce, cross_encoder_error=error)
+        self.cross_encoder, self.cross_encoder_error = ce, error
+        self.cross_encoder_choice = choice
+        self._rankers = {}
+
+    @staticmethod
+    def _folder_warning(folder: str, error: str) -> str:
+        return (
+            f"cross-encoder folder {folder} is unavailable ({error}); the comparison runs "
+            "without a cross-encoder"
+        )
+
+    def startup_warnings(self) -> list[str]:
+        """Start-up warnings for the status panel: a user's cross-encoder that failed to load."""
+        choice, error = self.cross_encoder_choice, self.cross_encoder_error
+        if self.cross_encoder is None and error and choice not in ("", "bundled"):
+            return [self._folder_warning(choice, error)]
+        return []
 
     def rankers(self) -> dict[str, Any]:
         """Library baselines for the comparison (built once; see :mod:`logrerank.rankers`)."""
@@ -143,12 +189,16 @@ class Backend:
     def model_rows(self) -> list[tuple[str, str, bool | None]]:
         """``(what, source, trained)`` per model for the status panel."""
         rows = [("LoG reranker", str(self.log.source), bool(self.log.config.trained))]
+        choice = self.cross_encoder_choice
+        what = "cross-encoder"
+        if choice == "bundled":
+            what += " (bundled)"
+        elif choice:
+            what += f" ({Path(choice).name or choice})"
         if self.cross_encoder is not None:
-            rows.append(
-                ("cross-encoder", str(self.cross_encoder.source), bool(self.cross_encoder.trained))
-            )
+            rows.append((what, str(self.cross_encoder.source), bool(self.cross_encoder.trained)))
         else:
-            rows.append(("cross-encoder", self.cross_encoder_error or "not loaded", None))
+            rows.append((what, self.cross_encoder_error or "not loaded", None))
         return rows
 
     def device_info(self) -> tuple[str, str]:
@@ -278,6 +328,7 @@ __all__ = [
     "APP_PASSAGE_CACHE_MB",
     "AUTO_CONTEXT_TOKENS",
     "AUTO_FLAT_SHARE",
+    "CROSS_ENCODER_ENV",
     "DEFAULT_CONTEXT_TOKENS",
     "DEFAULT_MIN_SCORE",
     "DETAIL_COLUMNS",

@@ -1,8 +1,13 @@
 """The cross-encoder model: ``(query, text) -> relevance logit``, loaded offline.
 
 :class:`CrossEncoder` works in the style of the sentence-transformers ``CrossEncoder``: any
-Hugging Face sequence-classification checkpoint folder with one output label (a
-sentence-transformers cross-encoder folder is one), or the project's delta checkpoint
+Hugging Face sequence-classification checkpoint folder (``config.json`` with a
+``...ForSequenceClassification`` architecture) with one output label (the relevance logit) or
+two (not relevant / relevant: the score is the positive class's log-odds), a
+sentence-transformers cross-encoder folder (the same HF model at its root, e.g. a local copy of
+ms-marco-MiniLM-L-6-v2; a ``max_length`` / ``max_seq_length`` in ``sentence_bert_config.json``
+or ``config_sentence_transformers.json`` caps the pair length), a bare encoder folder (fresh
+head), or the project's delta checkpoint
 (:mod:`logrerank.models.delta_checkpoint`), loaded offline from safetensors only. ``None``
 loads the project's trained cross-encoder from ``logrerank/checkpoints/cross-encoder/`` when it
 exists, else the packaged all-MiniLM-L6-v2 with a fresh, seeded regression head
@@ -15,6 +20,7 @@ Nothing is downloaded and no pickle is ever loaded.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Sequence
@@ -41,6 +47,14 @@ HEAD_SEED = 13
 
 DEFAULT_MAX_CHARS = 1000
 """Passage characters (after the title) shown to the cross-encoder (the cross-encoder stage)."""
+
+POSITIVE_LABELS = ("relevant", "positive", "yes", "true", "entailment", "1")
+"""Label names (lower case) taken as the relevant class of a 2-label classifier; when no label
+has one of these names the relevant class is label 1."""
+
+ST_CONFIGS = ("sentence_bert_config.json", "config_sentence_transformers.json")
+"""sentence-transformers files that may declare the pair length (``max_length`` /
+``max_seq_length``) of a cross-encoder folder."""
 
 
 class CrossEncoderError(RuntimeError):
@@ -101,7 +115,12 @@ class CrossEncoder:
             logits are then not meaningful relevance scores. True means only "every weight
             was read from the checkpoint": a model saved with :meth:`save_pretrained` right
             after loading an untrained head reloads as ``trained``.
-        max_length: token budget per pair (capped by the tokenizer and position table).
+        max_length: token budget per pair (capped by the tokenizer, the position table and a
+            sentence-transformers ``max_length`` / ``max_seq_length``).
+        positive: None for a 1-label model (the logit is the score); for a 2-label classifier
+            the index of the relevant class (the score is its log-odds,
+            ``logit[positive] - logit[other]``, so :func:`sigmoid` of it is the softmax
+            probability of "relevant").
         device: torch device the model runs on.
         autocast: the autocast dtype (bf16) or None for fp32.
         batch_size: pairs per forward pass.
@@ -159,7 +178,7 @@ class CrossEncoder:
         else:
             path, packaged = str(model_name_or_path), False  # checked by _load_model
         self.path = path
-        self.model, fresh_head = _load_model(path)
+        self.model, fresh_head, self.positive = _load_model(path)
         self.model.to(self.device).eval()
         try:
             self.tokenizer = load_tokenizer(path)
@@ -168,7 +187,7 @@ class CrossEncoder:
         self.trained = not fresh_head
         where = "packaged all-MiniLM-L6-v2" if packaged else path
         self.source = f"UNTRAINED head on {where}" if fresh_head else f"checkpoint {where}"
-        self.max_length = _cap_length(int(max_length), self.tokenizer, self.model)
+        self.max_length = _cap_length(int(max_length), self.tokenizer, self.model, Path(path))
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike[str], **kwargs: Any) -> CrossEncoder:
@@ -239,7 +258,7 @@ class CrossEncoder:
                 batch[k] = torch.tensor(rows, dtype=torch.long, device=self.device)
             with autocast(self.device, self.autocast):
                 logits = self.model(**batch).logits
-            vals = logits.float().reshape(len(idx), -1)[:, 0].cpu().tolist()
+            vals = relevance(logits.float().reshape(len(idx), -1), self.positive).cpu().tolist()
             for i, v in zip(idx, vals):
                 out[i] = float(v)
             del logits, batch
@@ -255,8 +274,59 @@ def _packaged_path() -> str:
         raise CrossEncoderError(str(exc)) from exc
 
 
-def _load_model(path: str) -> tuple[torch.nn.Module, bool]:
-    """Load a 1-label sequence classifier offline; returns (model, head_was_fresh)."""
+def relevance(logits: torch.Tensor, positive: int | None) -> torch.Tensor:
+    """One relevance score per row of ``(batch, labels)`` logits.
+
+    Args:
+        logits: the classifier's logits, one row per pair.
+        positive: None: 1 label, the logit itself; else the relevant class of a 2-label
+            classifier, whose log-odds ``logit[positive] - logit[1 - positive]`` is returned.
+    """
+    if positive is None:
+        return logits[:, 0]
+    return logits[:, positive] - logits[:, 1 - positive]
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path`` ({} when missing or not an object)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _labels(folder: Path) -> tuple[int, int | None]:
+    """``(num_labels, positive)`` to load ``folder`` with.
+
+    A folder whose ``config.json`` names a ``...ForSequenceClassification`` architecture keeps
+    its own labels (none written means the Hugging Face default, 2): 1 (positive None) or 2
+    (positive from :data:`POSITIVE_LABELS`, else 1). Any
+    other folder (a bare encoder, a hub id) gets a 1-label head.
+
+    Raises:
+        CrossEncoderError: a classifier with more than 2 labels (no single relevance score).
+    """
+    cfg = _read_json(folder / "config.json")
+    archs = [str(a) for a in cfg.get("architectures") or ()]
+    if not any(a.endswith("ForSequenceClassification") for a in archs):
+        return 1, None
+    id2label = cfg.get("id2label") or {}
+    n = int(cfg.get("num_labels") or len(id2label) or 2)  # HF default: 2 (not written)
+    if n == 1:
+        return 1, None
+    if n != 2:
+        raise CrossEncoderError(
+            f"cross-encoder folder {str(folder)!r} is a {n}-label classifier; a cross-encoder "
+            "needs 1 label (a relevance logit) or 2 (not relevant / relevant)"
+        )
+    names = {str(v).strip().lower(): int(k) for k, v in id2label.items() if str(k).isdigit()}
+    hits = [i for name, i in names.items() if name in POSITIVE_LABELS and i in (0, 1)]
+    return 2, hits[0] if len(hits) == 1 else 1
+
+
+def _load_model(path: str) -> tuple[torch.nn.Module, bool, int | None]:
+    """Load a sequence classifier offline; returns (model, head_was_fresh, positive)."""
     from transformers import AutoModelForSequenceClassification
     from transformers.utils import logging as hf_logging
 
@@ -279,9 +349,10 @@ def _load_model(path: str) -> tuple[torch.nn.Module, bool]:
         # Project delta checkpoint: packaged backbone + stored top layers/head
         # (logrerank/models/delta_checkpoint.py).
         try:
-            return load_delta_checkpoint(p), False
+            return load_delta_checkpoint(p), False, None
         except Exception as exc:
             raise CrossEncoderError(f"cannot load cross-encoder delta {path!r}: {exc}") from exc
+    num_labels, positive = _labels(p) if p.is_dir() else (1, None)
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
@@ -292,14 +363,14 @@ def _load_model(path: str) -> tuple[torch.nn.Module, bool]:
                 path,
                 local_files_only=True,
                 use_safetensors=True,
-                num_labels=1,
+                num_labels=num_labels,
                 output_loading_info=True,
             )
     except Exception as exc:
         raise CrossEncoderError(f"cannot load cross-encoder from {path!r} offline: {exc}") from exc
     finally:
         hf_logging.set_verbosity(verbosity)
-    return model.eval(), _head_missing(info)
+    return model.eval(), _head_missing(info), positive
 
 
 def _save_model(model: torch.nn.Module, out: Path) -> None:
@@ -315,9 +386,18 @@ def _save_model(model: torch.nn.Module, out: Path) -> None:
         model.save_pretrained(str(out))
 
 
-def _cap_length(max_length: int, tokenizer: Any, model: torch.nn.Module) -> int:
-    """``max_length`` capped by the tokenizer's limit and the model's position table."""
+def _cap_length(
+    max_length: int, tokenizer: Any, model: torch.nn.Module, folder: Path | None = None
+) -> int:
+    """``max_length`` capped by the tokenizer's limit, the model's position table and the
+    ``max_length`` / ``max_seq_length`` of a sentence-transformers file in ``folder``
+    (:data:`ST_CONFIGS`)."""
     caps = [max_length]
+    for name in ST_CONFIGS if folder is not None and folder.is_dir() else ():
+        cfg = _read_json(folder / name)
+        for key in ("max_length", "max_seq_length"):
+            if isinstance(cfg.get(key), int) and cfg[key] > 0:
+                caps.append(cfg[key])
     tok_max = getattr(tokenizer, "model_max_length", None)
     if isinstance(tok_max, int) and 0 < tok_max < 100_000:
         caps.append(tok_max)

@@ -194,10 +194,15 @@ def test_load_errors_are_clear(tmp_path, tokenizer, tiny_bert_config):
         CrossEncoder(tmp_path)
 
 
-def test_two_label_checkpoint_is_refused(tmp_path, save_tiny_bert):
-    save_tiny_bert(tmp_path, seed=None, max_positions=512, num_labels=2)
-    with pytest.raises(CrossEncoderError, match="cannot load cross-encoder"):
-        CrossEncoder(tmp_path)
+def test_two_label_checkpoint_loads_with_its_own_head(tmp_path, save_tiny_bert):
+    """A 2-label classifier keeps its trained head (scored by the relevant class's log-odds,
+    tests/unit/test_cross_encoder_folders.py); more labels are refused."""
+    save_tiny_bert(tmp_path / "two", seed=None, max_positions=512, num_labels=2)
+    ce = CrossEncoder(tmp_path / "two", device="cpu", precision="fp32")
+    assert ce.trained and ce.positive == 1
+    save_tiny_bert(tmp_path / "three", seed=None, max_positions=512, num_labels=3)
+    with pytest.raises(CrossEncoderError, match="3-label"):
+        CrossEncoder(tmp_path / "three")
 
 
 def test_default_checkpoint_lookup(tiny_ce_dir, tmp_path, monkeypatch):
