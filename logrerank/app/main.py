@@ -360,7 +360,7 @@ demo.queue(default_concurrency_limit=2, max_size=32)
 
 def launch_kwargs() -> dict[str, Any]:
     """Keyword arguments of ``demo.launch`` besides the address: page style, upload limit."""
-    return {"css": CSS, "max_file_size": LIMITS.max_upload_bytes, "share": False}
+    return {"css": CSS, "max_file_size": LIMITS.max_upload_bytes}
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -391,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.cross_encoder:
         BACKEND.use_cross_encoder(args.cross_encoder)  # unloadable: UNAVAILABLE + warning
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
-    demo.launch(server_name=host, server_port=args.port, **launch_kwargs())
+    demo.launch(server_name=host, server_port=args.port, share=False, **launch_kwargs())
 
 
 __all__ = [
