@@ -60,7 +60,12 @@ def graph_legend_html(
         if rel != "similar" and not n:
             continue
         dash = " dash" if rel == "similar" else ""
-        label = "similar (other passage, cosine)" if rel == "similar" else rel + " (in passage)"
+        label = {
+            "similar": "similar (other passage, cosine)",
+            "mentions": "mentions (names another passage's title)",
+            "mentioned-by": "mentioned-by (reverse)",
+            "shared-term": "shared-term (rare term, other passage)",
+        }.get(rel, rel + " (in passage)")
         parts.append(
             f"<span class='ln{dash}' style='border-color:{color}'></span>{esc(label)} · {n}<br>"
         )
@@ -229,9 +234,8 @@ def _add_edges(net, edges: list[GraphEdge], shown: set[int], ranking: Ranking) -
         counts[e.relation] = counts.get(e.relation, 0) + 1
         a = sum(att) / len(att) if att else None
         u, v = by_node[e.source], by_node[e.target]
-        title = (
-            f"{e.relation} (in passage {u.passage_idx + 1}): {sentence_ref(u)} → {sentence_ref(v)}"
-        )
+        where = "across passages" if u.passage_idx != v.passage_idx else "in passage"
+        title = f"{e.relation} ({where} {u.passage_idx + 1}): {sentence_ref(u)} → {sentence_ref(v)}"
         if att:
             title += "\nattention into target per layer: " + ", ".join(f"{x:.2f}" for x in att)
         net.add_edge(

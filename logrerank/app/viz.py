@@ -39,8 +39,12 @@ RELATION_COLORS: dict[str, str] = {
     "result->background": "#C0392B",
     "result->method": "#7B8C1F",
     "similar": "#B279A2",
+    "mentions": "#E66100",
+    "mentioned-by": "#F5A25D",
+    "shared-term": "#1A9850",
 }
-"""Edge colour per relation: seven in-passage adjacency types and the similarity type."""
+"""Edge colour per relation: seven in-passage adjacency types, the similarity type and the three
+link types (:mod:`logrerank.links`)."""
 
 UNKNOWN_ROLE_COLOR = "#BBBBBB"
 MAX_TEXT_IN_LIST = 160  # characters of a sentence shown in compact lists
