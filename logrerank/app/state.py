@@ -58,6 +58,8 @@ ABLATIONS: dict[str, str] = {
     "graph stage (GAT)": "use_global",
     "cross-passage similarity edges": "cross_passage",
     "typed relations": "typed",
+    "link relations (mentions, shared terms)": "links",
+    "lexical node inputs": "lexical",
 }
 """Ablation checkbox labels -> :meth:`LoGReranker.rank_encoded` switches (unchecked = off)."""
 

@@ -9,6 +9,9 @@ graph stage, on the same graph inputs as inference (:func:`logrerank.graph_input
   Citation-Integrity; ``aux``) are in the training part of every fold. Every multi-hop question
   is scored by the model of the one fold that held it out (out-of-fold figures), written with
   local-only, the initial checkpoint, BM25 and the evidence-graph selector on the same questions.
+  With ``aux_folds`` the single-passage train pools are folded as well (each fold then trains
+  on the other folds' pools of every source), so they get out-of-fold figures too: the
+  selection signal for SciFact and Citation-Integrity, whose dev sets are never used to choose.
 * :func:`run_final`: one model per seed on every training question, saved as checkpoints
   (a seed whose checkpoint exists is skipped: resumable).
 * :func:`run_dev_eval`: SciFact dev / Citation-Integrity dev (the cached pools) for every seed's
@@ -167,9 +170,12 @@ def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
     model = base_model(cfg)
     mh = load_sets(model, cfg, cfg.multihop, "train", log)
     aux = load_sets(model, cfg, cfg.aux, "train", log)
-    work = Path(cfg.work_dir) / cfg.digest()
+    counts = "_".join(f"{s}{sum(e.meta['source'] == s for e, _ in mh + aux)}" for s in _srcs(cfg))
+    work = Path(cfg.work_dir) / f"{cfg.digest()}-{counts}"  # the cached prefixes may grow
     work.mkdir(parents=True, exist_ok=True)
     (work / "config.json").write_text(json.dumps(cfg.to_dict(), indent=1))
+    if cfg.aux_folds:  # the aux pools are folded too: out-of-fold figures for them as well
+        mh, aux = mh + aux, []
     folds = [fold_of(ex.meta["source"], ex.qid, cfg.folds) for ex, _ in mh]
     oof: list[dict[str, Any]] = []
     minutes = 0.0
@@ -187,8 +193,9 @@ def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
         rows = score_encoded(model, test)
         path.write_text(json.dumps({"rows": rows, "minutes": m}))
         oof, minutes = oof + rows, minutes + m
-        print(f"fold {k}: {json.dumps(by_source(rows))} ({m:.1f} min)", file=log, flush=True)
-    refs = _references(cfg, model, mh, work.parent / "references.json")
+        brief = {s: v["P-ndcg@10"] for s, v in by_source(rows).items() if "/" not in s}
+        print(f"fold {k}: P-nDCG@10 {brief} ({m:.1f} min)", file=log, flush=True)
+    refs = _references(cfg, model, mh + aux, work / "references.json")
     per_query = {"log": oof} | refs
     write_results(work / "results.json", per_query)
     table = {name: by_source(rows) for name, rows in per_query.items()}
@@ -196,6 +203,10 @@ def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
     (work / "summary.json").write_text(json.dumps(summary, indent=1))
     print_table(table, log)
     return summary
+
+
+def _srcs(cfg: GraphCVConfig) -> list[str]:
+    return [*cfg.multihop, *cfg.aux]
 
 
 def _references(cfg, model, mh, path: Path) -> dict[str, list]:

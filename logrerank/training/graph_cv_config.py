@@ -35,6 +35,9 @@ class GraphCVConfig(JsonConfig):
     aux: dict[str, int] = field(default_factory=lambda: {"scifact": 100, "citint": 100})
     dev: dict[str, int] = field(default_factory=lambda: {"scifact": 0, "citint": 0})  # evaluated
     folds: int = 5  # K of the K-fold cross-validation over the multi-hop questions
+    # True: the aux pools are folded as well (out-of-fold figures for them; the final fit still
+    # trains on all); False: they are in the training part of every fold
+    aux_folds: bool = True
     seeds: list[int] = field(default_factory=lambda: [13, 14, 15])  # one final model per seed
     cv_seed: int = 13  # seed of the cross-validation models
     epochs: int = 6
