@@ -34,9 +34,13 @@ from ..types import Passage, ScoredSentence
 TENSORS = ("h", "role_probs", "local_logits", "passage_of", "intent_by_passage", "prior_logits")
 
 
-def cache_stem(cache_dir: str | Path, source: str, split: str, limit: int | None) -> Path:
-    """``cache_dir/<source>-<split>-<limit or all>`` (add ``.safetensors`` / ``.json``)."""
-    return Path(cache_dir) / f"{source}-{split}-{limit or 'all'}"
+def cache_stem(
+    cache_dir: str | Path, source: str, split: str, limit: int | None, offset: int = 0
+) -> Path:
+    """``cache_dir/<source>-<split>[-from<offset>]-<limit or all>`` (add ``.safetensors`` /
+    ``.json``)."""
+    skip = f"-from{offset}" if offset else ""
+    return Path(cache_dir) / f"{source}-{split}{skip}-{limit or 'all'}"
 
 
 def save_encodings(stem: str | Path, qids: list[str], encs: list[Encoded]) -> None:
@@ -98,22 +102,26 @@ def load_encodings(stem: str | Path) -> tuple[list[str], list[Encoded]]:
     return list(side["qids"])[: len(encs)], encs
 
 
-def load_examples(source: str, split: str, limit: int | None = None) -> list[Example]:
-    """Examples of a benchmark split (its pools), each tagged ``meta["source"]``."""
+def load_examples(
+    source: str, split: str, limit: int | None = None, offset: int = 0
+) -> list[Example]:
+    """Examples of a benchmark split (its pools) after the first ``offset`` queries (file
+    order), each tagged ``meta["source"]``."""
     from ..data.pools import load_benchmark
 
-    exs, _ = load_benchmark(source, split=split, limit=limit)
+    exs, _ = load_benchmark(source, split=split, limit=offset + limit if limit else None)
+    exs = exs[offset:]
     for ex in exs:
         ex.meta["source"] = source
     return exs
 
 
 def cached_prefix(
-    source: str, split: str, limit: int | None, cache_dir: str | Path
+    source: str, split: str, limit: int | None, cache_dir: str | Path, offset: int = 0
 ) -> tuple[list[Example], list[Encoded]]:
     """The examples and encodings already cached for a split (a prefix of its queries)."""
-    exs = load_examples(source, split, limit)
-    qids, encs = load_encodings(cache_stem(cache_dir, source, split, limit))
+    exs = load_examples(source, split, limit, offset)
+    qids, encs = load_encodings(cache_stem(cache_dir, source, split, limit, offset))
     n = 0
     while n < min(len(qids), len(exs)) and qids[n] == exs[n].qid:
         n += 1
@@ -128,12 +136,13 @@ def encode_cached(
     cache_dir: str | Path,
     log=sys.stdout,
     every: int = 10,
+    offset: int = 0,
 ) -> tuple[list[Example], list[Encoded]]:
     """``(examples, encodings)`` of a split, encoding what the cache lacks (resumable: the
     cache is rewritten every ``every`` pools and encoding continues where it stopped)."""
-    exs = load_examples(source, split, limit)
-    stem = cache_stem(cache_dir, source, split, limit)
-    _, encs = cached_prefix(source, split, limit, cache_dir)
+    exs = load_examples(source, split, limit, offset)
+    stem = cache_stem(cache_dir, source, split, limit, offset)
+    _, encs = cached_prefix(source, split, limit, cache_dir, offset)
     t0 = time.perf_counter()
     for i in range(len(encs), len(exs)):
         encs.append(model.encode(exs[i].query, example_passages(exs[i])))

@@ -53,15 +53,20 @@ ABLATIONS = {
 }
 
 
-def load_sets(model, cfg: GraphCVConfig, which: dict[str, int], split: str, log=sys.stdout):
+def load_sets(
+    model, cfg: GraphCVConfig, which: dict[str, int], split: str, log=sys.stdout, offset=None
+):
     """``(example, encoding)`` pools of each source: the cached prefix of each split
-    (``cfg.encode`` = True encodes what is missing first)."""
+    (``cfg.encode`` = True encodes what is missing first); ``offset``: queries skipped."""
     out = []
     for src, limit in which.items():
+        skip = (offset or {}).get(src, 0)
         if cfg.encode:
-            exs, encs = encode_cached(model, src, split, limit or None, cfg.cache_dir, log)
+            exs, encs = encode_cached(
+                model, src, split, limit or None, cfg.cache_dir, log, offset=skip
+            )
         else:
-            exs, encs = cached_prefix(src, split, limit or None, cfg.cache_dir)
+            exs, encs = cached_prefix(src, split, limit or None, cfg.cache_dir, skip)
         print(f"{src}-{split}: {len(encs)} cached pools used", file=log, flush=True)
         out.extend(zip(exs, encs))
     return out
@@ -169,7 +174,7 @@ def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
     torch.set_num_threads(cfg.threads)
     model = base_model(cfg)
     mh = load_sets(model, cfg, cfg.multihop, "train", log)
-    aux = load_sets(model, cfg, cfg.aux, "train", log)
+    aux = load_sets(model, cfg, cfg.aux, "train", log, cfg.aux_offset)
     counts = "_".join(f"{s}{sum(e.meta['source'] == s for e, _ in mh + aux)}" for s in _srcs(cfg))
     work = Path(cfg.work_dir) / f"{cfg.digest()}-{counts}"  # the cached prefixes may grow
     work.mkdir(parents=True, exist_ok=True)
@@ -198,6 +203,9 @@ def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
     refs = _references(cfg, model, mh + aux, work / "references.json")
     per_query = {"log": oof} | refs
     write_results(work / "results.json", per_query)
+    for src in _srcs(cfg):  # one file per benchmark, for `logrerank paired-test`
+        sub = {n: [r for r in rows if r["source"] == src] for n, rows in per_query.items()}
+        write_results(work / f"results-{src}.json", sub)
     table = {name: by_source(rows) for name, rows in per_query.items()}
     summary = {"digest": cfg.digest(), "train_minutes": round(minutes, 1), "table": table}
     (work / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -232,7 +240,7 @@ def run_final(cfg: GraphCVConfig, command: str = "", log=sys.stdout) -> dict[str
     torch.set_num_threads(cfg.threads)
     model = base_model(cfg)
     pools = load_sets(model, cfg, cfg.multihop, "train", log)
-    pools += load_sets(model, cfg, cfg.aux, "train", log)
+    pools += load_sets(model, cfg, cfg.aux, "train", log, cfg.aux_offset)
     local_weights = {k: v.clone() for k, v in model.local.state_dict().items()}
     done = {}
     for seed in cfg.seeds:

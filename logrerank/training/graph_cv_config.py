@@ -33,6 +33,9 @@ class GraphCVConfig(JsonConfig):
     multihop: dict[str, int] = field(default_factory=lambda: {"hotpotqa": 0, "musique": 0})
     # single-passage train pools in the training part of every fold and of the final fit
     aux: dict[str, int] = field(default_factory=lambda: {"scifact": 100, "citint": 100})
+    # aux pools start after this many queries of their train split (e.g. {"citint": 300}: the
+    # claims stage 1 did not train on, whose local scores look like test-time ones)
+    aux_offset: dict[str, int] = field(default_factory=dict)
     dev: dict[str, int] = field(default_factory=lambda: {"scifact": 0, "citint": 0})  # evaluated
     folds: int = 5  # K of the K-fold cross-validation over the multi-hop questions
     # True: the aux pools are folded as well (out-of-fold figures for them; the final fit still
@@ -80,6 +83,8 @@ class GraphCVConfig(JsonConfig):
         d = dataclasses.asdict(self)
         for k in _NOT_IN_DIGEST:
             d.pop(k)
+        if not d["aux_offset"]:  # the digest of runs from before the field existed
+            d.pop("aux_offset")
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 

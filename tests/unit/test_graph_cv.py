@@ -120,3 +120,13 @@ def test_folds_are_deterministic_and_balanced():
     folds = [fold_of("hotpotqa", str(i), 5) for i in range(500)]
     assert folds == [fold_of("hotpotqa", str(i), 5) for i in range(500)]
     assert min(folds.count(k) for k in range(5)) > 70
+
+
+def test_cache_stem_names_limit_and_offset():
+    from logrerank.training.encode_cache import cache_stem
+
+    assert cache_stem("d", "citint", "train", 40).name == "citint-train-40"
+    assert cache_stem("d", "citint", "train", None).name == "citint-train-all"
+    assert cache_stem("d", "citint", "train", 40, 300).name == "citint-train-from300-40"
+    cfg = GraphCVConfig().override(['aux_offset={"citint": 300}'])
+    assert cfg.aux_offset == {"citint": 300} and cfg.digest() != GraphCVConfig().digest()
