@@ -2,6 +2,7 @@
 
 * :func:`check_ranking`: the invariants every LoG ranking must satisfy.
 * :func:`scores` / :func:`texts`: a ranking's ``(node, score)`` list, the passages' bodies.
+* :func:`make_questions`: small generated batch-reranking questions (JSONL rows).
 * :func:`load_bench_script`: a ``bench/`` script loaded as a module (``bench/`` is not a package).
 """
 
@@ -85,3 +86,40 @@ def load_bench_script(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+BATCH_WORDS = [
+    "cell",
+    "protein",
+    "gene",
+    "rain",
+    "cloud",
+    "river",
+    "cat",
+    "dog",
+    "heart",
+    "lung",
+    "blood",
+    "sugar",
+    "insulin",
+    "virus",
+]
+
+
+def make_questions(n: int, with_ids: bool = True, words: list[str] | None = None) -> list[dict]:
+    """``n`` small generated questions; odd ones have plain-string passages (no ids)."""
+    WORDS = words or BATCH_WORDS  # noqa: N806
+    out = []
+    for i in range(n):
+        passages = []
+        for j in range(3 + i % 3):
+            a, b, c = (WORDS[(i + j + k) % len(WORDS)] for k in (0, 3, 7))
+            text = f"The {a} binds the {b}. A {c} study found more {a} in {b} tissue."
+            passages.append({"id": f"d{i}-{j}", "title": f"{a} {c}", "text": text})
+        if i % 2:
+            passages = [p["text"] for p in passages]
+        q = {"question": f"does the {WORDS[i % len(WORDS)]} bind {WORDS[(i + 3) % len(WORDS)]}?"}
+        if with_ids:
+            q["id"] = f"q{i}"
+        out.append({**q, "passages": passages})
+    return out

@@ -291,21 +291,6 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                     pick = gr.Dropdown(label="Sentence", choices=[], elem_id="explain-pick")
                     explanation = gr.HTML(elem_id="explain")
 
-    inputs = [
-        question,
-        passages,
-        upload,
-        top_k,
-        tau_sim,
-        delta,
-        k,
-        blend,
-        ablations,
-        graph_top_n,
-        session,
-        context_tokens,
-        min_score,
-    ]
     knob_inputs = [
         top_k,
         tau_sim,
@@ -318,6 +303,7 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
         context_tokens,
         min_score,
     ]
+    inputs = [question, passages, upload, *knob_inputs]
     outputs = [
         status,
         graph,

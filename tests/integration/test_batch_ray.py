@@ -18,24 +18,13 @@ pytest.importorskip("ray.data")
 
 from logrerank.batch import rerank_batch  # noqa: E402
 from logrerank.batch.io import Question, ranking_record, read_jsonl_questions  # noqa: E402
+from tests.helpers import make_questions as _make_questions  # noqa: E402
 
 WORDS = ["cell", "protein", "gene", "rain", "cloud", "river", "cat", "dog", "heart", "lung"]
 
 
 def make_questions(n: int) -> list[dict]:
-    """``n`` generated questions; odd ones have plain-string passages (no ids)."""
-    out = []
-    for i in range(n):
-        passages = []
-        for j in range(3 + i % 3):
-            a, b, c = (WORDS[(i + j + k) % len(WORDS)] for k in (0, 3, 7))
-            text = f"The {a} binds the {b}. A {c} study found more {a} in {b} tissue."
-            passages.append({"id": f"d{i}-{j}", "title": f"{a} {c}", "text": text})
-        if i % 2:
-            passages = [p["text"] for p in passages]
-        question = f"does the {WORDS[i % len(WORDS)]} bind {WORDS[(i + 3) % len(WORDS)]}?"
-        out.append({"id": f"q{i}", "question": question, "passages": passages})
-    return out
+    return _make_questions(n, words=WORDS)
 
 
 def read_jsonl(path: Path) -> list[dict]:

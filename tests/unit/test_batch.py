@@ -15,41 +15,7 @@ import pytest
 from logrerank.batch import rerank_batch
 from logrerank.batch.io import Question, prepare_output, ranking_record, read_jsonl_questions
 from logrerank.types import InputError
-
-WORDS = [
-    "cell",
-    "protein",
-    "gene",
-    "rain",
-    "cloud",
-    "river",
-    "cat",
-    "dog",
-    "heart",
-    "lung",
-    "blood",
-    "sugar",
-    "insulin",
-    "virus",
-]
-
-
-def make_questions(n: int, with_ids: bool = True) -> list[dict]:
-    """``n`` small generated questions; odd ones have plain-string passages (no ids)."""
-    out = []
-    for i in range(n):
-        passages = []
-        for j in range(3 + i % 3):
-            a, b, c = (WORDS[(i + j + k) % len(WORDS)] for k in (0, 3, 7))
-            text = f"The {a} binds the {b}. A {c} study found more {a} in {b} tissue."
-            passages.append({"id": f"d{i}-{j}", "title": f"{a} {c}", "text": text})
-        if i % 2:
-            passages = [p["text"] for p in passages]
-        q = {"question": f"does the {WORDS[i % len(WORDS)]} bind {WORDS[(i + 3) % len(WORDS)]}?"}
-        if with_ids:
-            q["id"] = f"q{i}"
-        out.append({**q, "passages": passages})
-    return out
+from tests.helpers import make_questions
 
 
 def write_jsonl(path: Path, rows: list) -> Path:
