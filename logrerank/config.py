@@ -109,6 +109,39 @@ class GlobalConfig(JsonConfig):
 
 
 @dataclass
+class SingleStageConfig(JsonConfig):
+    """The single-passage global stage of a routed model (an adaptation, not in the paper).
+
+    The link relations and the lexical node inputs are learnt on multi-passage pools, whose
+    passages carry titles (a title mentioned elsewhere is what links two passages). Pools where
+    fewer than ``min_titled`` of the passages have a usable title (Citation-Integrity and
+    PubMedQA have none; neither do passages pasted without titles) are ranked by this second,
+    single-passage global stage instead, trained on single-passage pools with the paper's graph
+    (docs/method.md, "Two global stages").
+    """
+
+    # share of passages with a usable title below which a pool goes to this stage (0 = off:
+    # every pool goes to the main global stage and this stage has no weights)
+    min_titled: float = 0.0
+    graph: GraphConfig = field(default_factory=GraphConfig)  # this stage's graph (eqs. 8-10)
+    global_: GlobalConfig = field(default_factory=GlobalConfig)  # this stage's GAT (eqs. 7, 11-16)
+
+    SECTIONS = {"graph": GraphConfig, "global_": GlobalConfig}
+    ALIASES = {"global": "global_"}
+
+    def check(self) -> SingleStageConfig:
+        """``min_titled`` in [0, 1]; a stage without link relation weights gets no link edges."""
+        if not 0.0 <= self.min_titled <= 1.0:
+            raise ConfigError(f"single.min_titled must be in [0, 1], got {self.min_titled}")
+        g = self.graph
+        if (g.mentions or g.shared_terms) and self.global_.relations < 11:
+            raise ConfigError(
+                "single.graph.mentions / shared_terms need single.global.relations = 11"
+            )
+        return self
+
+
+@dataclass
 class ContextConfig(JsonConfig):
     top_k: int = 10  # K, selected sentence units (eq. 17)
     in_passage: int = 2  # in-passage neighbours per unit (previous and next sentence)
@@ -139,6 +172,8 @@ class LoGConfig(JsonConfig):
     global_: GlobalConfig = field(default_factory=GlobalConfig)  # graph reranker (eqs. 7, 11-16)
     context: ContextConfig = field(default_factory=ContextConfig)  # structured context (17-18)
     score: ScoreConfig = field(default_factory=ScoreConfig)  # final score adjustments
+    # routed models: the global stage of pools without titles (min_titled 0 = one stage)
+    single: SingleStageConfig = field(default_factory=SingleStageConfig)
     use_global: bool = True  # ablation switch: False = rank by local scores only (no graph)
     device: str = "auto"  # "auto" (cuda if present), "cpu", "cuda", "cuda:1", ...
     precision: str = "auto"  # "auto" (bf16 autocast where supported), "bf16" or "fp32"
@@ -151,6 +186,7 @@ class LoGConfig(JsonConfig):
         "global_": GlobalConfig,
         "context": ContextConfig,
         "score": ScoreConfig,
+        "single": SingleStageConfig,
     }
     ALIASES = {"global": "global_"}  # written as "global" in JSON
 

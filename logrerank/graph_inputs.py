@@ -12,15 +12,37 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from .config import GraphConfig, LoGConfig
+from .config import GlobalConfig, GraphConfig, LoGConfig
 from .graph import build_graph
 from .lexical import pool_lexical
-from .links import pool_links
+from .links import pool_links, titled_fraction
 from .results import Encoded
+
+MULTI, SINGLE = "multi-passage", "single-passage"
+"""Names of the two global stages of a routed model (:func:`route`)."""
+
+
+def route(config: LoGConfig, enc: Encoded) -> str:
+    """Which global stage ranks a pool: :data:`SINGLE` when the model has a single-passage
+    stage (``config.single.min_titled`` > 0) and fewer than that share of the pool's passages
+    have a usable title, else :data:`MULTI` (the main stage, ``config.global_``)."""
+    m = config.single.min_titled
+    return SINGLE if m > 0 and titled_fraction(enc.passages) < m else MULTI
+
+
+def stage_configs(config: LoGConfig, stage: str) -> tuple[GraphConfig, GlobalConfig]:
+    """``(graph, global)`` settings of a stage named by :func:`route`."""
+    if stage == SINGLE:
+        return config.single.graph, config.single.global_
+    return config.graph, config.global_
 
 
 def graph_inputs(
-    config: LoGConfig, enc: Encoded, gcfg: GraphConfig | None = None, lexical: bool = True
+    config: LoGConfig,
+    enc: Encoded,
+    gcfg: GraphConfig | None = None,
+    lexical: bool = True,
+    global_cfg: GlobalConfig | None = None,
 ) -> tuple[Data, Tensor | None]:
     """``(data, lexical)`` of an encoded pool.
 
@@ -31,6 +53,8 @@ def graph_inputs(
         gcfg: graph settings (default ``config.graph``).
         lexical: False = the "no lexical node input" ablation: the lexical inputs are zeros
             (what an all-tied pool gives no node; the model's other inputs are unchanged).
+        global_cfg: the settings of the global stage that will read the inputs (default
+            ``config.global_``; :func:`stage_configs`).
 
     Returns:
         The graph (:func:`logrerank.graph.build_graph`) and the lexical inputs
@@ -40,7 +64,7 @@ def graph_inputs(
     link = pool_links(enc, gcfg) if (gcfg.mentions or gcfg.shared_terms) else None
     z_local = torch.sigmoid(enc.local_logits)
     data = build_graph(enc.h, enc.role_probs, z_local, enc.passage_of, gcfg, link)
-    g = config.global_
+    g = global_cfg or config.global_
     if not (g.lexical_inputs or g.lexical_residual):
         return data, None
     lex = pool_lexical(enc)

@@ -264,6 +264,13 @@ def _link_key(config: GraphConfig) -> tuple:
     )
 
 
+def titled_fraction(passages) -> float:
+    """Share of ``passages`` whose title has a usable token after normalisation
+    (:func:`~logrerank.text_match.title_tokens`); 0.0 for no passages."""
+    titles = [p.title for p in passages]
+    return sum(1 for t in titles if title_tokens(t)) / max(1, len(titles))
+
+
 def pool_links(enc, config: GraphConfig) -> LinkEdges:
     """Link edges of an encoded pool under ``config`` (switches applied), cached on ``enc``."""
     if not (config.mentions or config.shared_terms):
@@ -278,7 +285,5 @@ def pool_links(enc, config: GraphConfig) -> LinkEdges:
                 [p.title for p in enc.passages],
                 config,
             )
-    titles = [p.title for p in enc.passages]
-    titled = sum(1 for t in titles if title_tokens(t)) / max(1, len(titles))
-    shared = config.shared_terms and titled >= config.term_min_titled
+    shared = config.shared_terms and titled_fraction(enc.passages) >= config.term_min_titled
     return cache[key].select(config.mentions, shared)

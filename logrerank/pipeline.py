@@ -24,13 +24,14 @@ from torch import nn
 
 from . import backbone as bb
 from . import log_checkpoint as ckpt
-from .config import ContextConfig, GraphConfig, LoGConfig
+from .config import ContextConfig, GlobalConfig, GraphConfig, LoGConfig
 from .context import build_context
 from .global_model import GlobalReranker
 from .graph import PAPER_RELATIONS, edge_counts
-from .graph_inputs import global_scores, graph_inputs
+from .graph_inputs import MULTI, SINGLE, global_scores, graph_inputs, route, stage_configs
 from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
+from .links import titled_fraction
 from .local import LocalScorer
 from .local_batches import bf16_linear_copy, params_key, run_local
 from .memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
@@ -105,6 +106,12 @@ class LoGReranker(nn.Module):
         self.tokenizer = tokenizer or bb.load_tokenizer(self.config.backbone.name_or_path)
         self.local = LocalScorer(encoder, self.config.local)
         self.global_model = GlobalReranker(self.local.hidden_size, self.config.global_)
+        # routed models: the single-passage stage of untitled pools (config.single)
+        self.global_single = (
+            GlobalReranker(self.local.hidden_size, self.config.single.global_)
+            if self.config.single.min_titled > 0
+            else None
+        )
         self.source = "untrained initialisation (seeded)"  # replaced by from_pretrained
         self.device_ = bb.pick_device(self.config.device)
         self.autocast_dtype = bb.autocast_dtype(self.device_, self.config.precision)
@@ -328,7 +335,8 @@ class LoGReranker(nn.Module):
             lexical: False = lexical node inputs zeroed ablation (:func:`graph_inputs`).
         """
         cfg = self.config
-        gcfg = dataclasses.replace(graph or cfg.graph)
+        stage = route(cfg, enc)
+        gcfg, stage_cfg = self._stage_graph(stage, graph)
         if cross_passage is not None:
             gcfg.cross_passage = cross_passage
         if typed is not None:
@@ -339,15 +347,14 @@ class LoGReranker(nn.Module):
         timings = dict(enc.timings)
 
         t0 = time.perf_counter()
-        data, lex = graph_inputs(cfg, enc, gcfg, lexical)
+        data, lex = graph_inputs(cfg, enc, gcfg, lexical, stage_cfg)
         timings["graph"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
         z_global, l_global, attention = None, None, None
         if use_global:
-            z_global, l_global, attention = global_scores(
-                self.global_model, enc, data, lex, self.device_
-            )
+            gm = self.global_single if stage == SINGLE else self.global_model
+            z_global, l_global, attention = global_scores(gm, enc, data, lex, self.device_)
         timings["global"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
@@ -374,6 +381,8 @@ class LoGReranker(nn.Module):
             "device": str(self.device_),
             "precision": str(self.autocast_dtype or torch.float32).replace("torch.", ""),
             "use_global": use_global,
+            "global_stage": stage if use_global else None,
+            "titled_fraction": round(titled_fraction(enc.passages), 4),
             "graph": dataclasses.asdict(gcfg),
             "score": dataclasses.asdict(scfg),
             "num_nodes": int(data.num_nodes),
@@ -383,6 +392,32 @@ class LoGReranker(nn.Module):
         if not cfg.trained:
             ranking.warnings.append("model is untrained: " + self.source)
         return ranking
+
+    def _stage_graph(
+        self, stage: str, graph: GraphConfig | None
+    ) -> tuple[GraphConfig, GlobalConfig]:
+        """Graph settings (a copy) and global settings of ``stage`` (:func:`route`).
+
+        ``graph`` (e.g. the app's knobs) is used as given by the main stage. The single-passage
+        stage starts from its own graph settings and takes the fields where ``graph`` differs
+        from the main stage's (what the user changed); it never gets link edges it has no
+        relation weights for.
+        """
+        cfg = self.config
+        base, stage_cfg = stage_configs(cfg, stage)
+        if graph is None:
+            return dataclasses.replace(base), stage_cfg
+        if stage == MULTI:
+            return dataclasses.replace(graph), stage_cfg
+        changed = {
+            f.name: getattr(graph, f.name)
+            for f in dataclasses.fields(graph)
+            if getattr(graph, f.name) != getattr(cfg.graph, f.name)
+        }
+        gcfg = dataclasses.replace(base, **changed)
+        if stage_cfg.relations < 11:
+            gcfg.mentions = gcfg.shared_terms = False
+        return gcfg, stage_cfg
 
     def rerank(self, query: str, passages: Any, **switches: Any) -> Ranking:
         """Rerank the sentences (and passages) of ``passages`` for ``query``.

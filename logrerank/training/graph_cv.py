@@ -22,6 +22,7 @@ graph stage, on the same graph inputs as inference (:func:`logrerank.graph_input
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import random
@@ -33,7 +34,7 @@ from typing import Any
 
 import torch
 
-from ..config import LoGConfig
+from ..config import LoGConfig, SingleStageConfig
 from ..data.schema import Example
 from ..graph_inputs import graph_inputs
 from ..losses import softmax_pool_loss
@@ -96,6 +97,27 @@ def with_new_graph(model, cfg: GraphCVConfig, seed: int):
     model.global_model = GlobalReranker(model.local.hidden_size, model.config.global_)
     model.global_model.eval()
     return model
+
+
+def single_stage_of(model, min_titled: float):
+    """``(SingleStageConfig, module)``: the global stage of ``model`` kept as the single-passage
+    stage of a routed model (its own single-passage stage when it is routed already)."""
+    c = model.config
+    if model.global_single is not None:
+        graph, glob, module = c.single.graph, c.single.global_, model.global_single
+    else:
+        graph, glob, module = c.graph, c.global_, model.global_model
+    stage = SingleStageConfig(min_titled, copy.deepcopy(graph), copy.deepcopy(glob)).check()
+    return stage, copy.deepcopy(module).eval()
+
+
+def attach_single_stage(model, single) -> None:
+    """Make ``model`` routed: ``single`` from :func:`single_stage_of` (None = unrouted)."""
+    if single is None:
+        model.config.single, model.global_single = SingleStageConfig(), None
+    else:
+        model.config.single, model.global_single = single[0], copy.deepcopy(single[1])
+    model.config.validate()
 
 
 def pool_logits(model, enc, cache: dict) -> torch.Tensor:
@@ -239,6 +261,8 @@ def run_final(cfg: GraphCVConfig, command: str = "", log=sys.stdout) -> dict[str
     """Train on all training questions, one model per seed, each saved as a checkpoint."""
     torch.set_num_threads(cfg.threads)
     model = base_model(cfg)
+    m_t = cfg.single_min_titled
+    single = single_stage_of(model, m_t) if m_t > 0 else None
     pools = load_sets(model, cfg, cfg.multihop, "train", log)
     pools += load_sets(model, cfg, cfg.aux, "train", log, cfg.aux_offset)
     local_weights = {k: v.clone() for k, v in model.local.state_dict().items()}
@@ -246,12 +270,14 @@ def run_final(cfg: GraphCVConfig, command: str = "", log=sys.stdout) -> dict[str
     for seed in cfg.seeds:
         out = seed_dir(cfg, seed)
         if (out / "model.safetensors").is_file():
+            _route_saved(out, single, log)
             print(f"seed {seed}: {out} exists, skipped", file=log, flush=True)
             continue
         with_new_graph(model, cfg, seed)
         m = fit(model, cfg, pools, seed, log)
         assert all(torch.equal(v, model.local.state_dict()[k]) for k, v in local_weights.items())
         model.config.trained = True
+        attach_single_stage(model, single)
         counts: dict[str, int] = {}
         for ex, _ in pools:
             counts[ex.meta["source"]] = counts.get(ex.meta["source"], 0) + 1
@@ -267,6 +293,22 @@ def run_final(cfg: GraphCVConfig, command: str = "", log=sys.stdout) -> dict[str
         done[seed] = round(m, 2)
         print(f"seed {seed}: trained in {m:.1f} min -> {out}", file=log, flush=True)
     return {"trained": done, "out": cfg.out}
+
+
+def _route_saved(out: Path, single, log) -> None:
+    """A saved final checkpoint gets the run's routing (``single``) when it lacks it, so a run
+    that adds ``single_min_titled`` needs no retraining (the main global stage is unchanged)."""
+    from ..log_checkpoint import FORMAT, read_config
+    from ..pipeline import LoGReranker
+
+    want = 0.0 if single is None else single[0].min_titled
+    saved = LoGReranker.from_pretrained(out, device="cpu")
+    if saved.config.single.min_titled == want:
+        return
+    extra = {k: v for k, v in read_config(out, FORMAT).items() if k == "training"}
+    attach_single_stage(saved, single)
+    saved.save_pretrained(out, extra=extra)
+    print(f"{out}: single-passage stage for pools < {want} titled", file=log, flush=True)
 
 
 def run_dev_eval(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:

@@ -20,7 +20,7 @@ MULTI_HOP_SOURCES = ("hotpotqa", "musique")
 AUX_SOURCES = ("scifact", "citint")
 LOSSES = ("aligned", "listwise")
 # fields that do not change the trained models (left out of the run digest)
-_NOT_IN_DIGEST = ("seeds", "out", "work_dir", "threads", "dev", "encode")
+_NOT_IN_DIGEST = ("seeds", "out", "work_dir", "threads", "dev", "encode", "single_min_titled")
 
 
 @dataclass
@@ -55,6 +55,10 @@ class GraphCVConfig(JsonConfig):
     # True: encode the pools the cache lacks first; False: use the cached prefix of each split
     encode: bool = False
     model: dict[str, Any] = field(default_factory=dict)  # {"graph": {...}, "global": {...}}
+    # routing (config.single): the final checkpoints keep the init's global stage (its
+    # single-passage stage when it has one) for pools where fewer than this share of the
+    # passages has a usable title; 0 = one global stage for every pool
+    single_min_titled: float = 0.0
     out: str = "runs/ckpt-multihop"  # final checkpoints (seed<k>/ subfolders for > 1 seed)
     work_dir: str = "runs/cv"  # fold results (resumable), under the run digest
 
@@ -71,6 +75,8 @@ class GraphCVConfig(JsonConfig):
                 f"multihop takes {list(MULTI_HOP_SOURCES)} (at least one), aux and dev take "
                 f"{list(AUX_SOURCES)}; got {bad}"
             )
+        if not 0.0 <= self.single_min_titled <= 1.0:
+            raise ConfigError(f"single_min_titled must be in [0, 1], got {self.single_min_titled}")
         if not self.seeds or self.lr <= 0 or self.aux_weight < 0 or self.sentence_weight < 0:
             raise ConfigError("seeds must be non-empty, lr > 0, aux_weight/sentence_weight >= 0")
         unknown = sorted(set(self.model) - {"graph", "global"})

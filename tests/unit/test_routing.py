@@ -1,0 +1,139 @@
+"""Routed models: pools without titles go to the single-passage global stage, titled pools to
+the multi-passage one; the routing survives save/load and the training helpers build it."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+import pytest
+import torch
+
+from logrerank.config import GlobalConfig, GraphConfig, LoGConfig, SingleStageConfig
+from logrerank.graph_inputs import MULTI, SINGLE, route
+from logrerank.jsonconfig import ConfigError
+from logrerank.links import titled_fraction
+from logrerank.pipeline import LoGReranker
+from logrerank.training.graph_cv import _route_saved, attach_single_stage, single_stage_of
+from logrerank.types import Passage
+
+QUERY = "Which film did Harold Becker direct?"
+TITLED = [
+    {"title": "Mercury Rising", "text": "Mercury Rising is a 1998 film. It was directed by "
+     "Harold Becker."},
+    {"title": "Harold Becker", "text": "Harold Becker is a director. He directed Mercury Rising."},
+    {"title": "Bruce Willis", "text": "Bruce Willis is an actor. He starred in Mercury Rising."},
+]  # fmt: skip
+UNTITLED = [{"title": "", "text": p["text"]} for p in TITLED]
+
+MULTI_STAGE = dict(
+    graph=GraphConfig(mentions=True, shared_terms=True, term_idf=0.5),
+    global_=GlobalConfig(hidden=32, heads=4, rel_emb_dim=8, relations=11, lexical_inputs=True),
+)
+
+
+def _perturb(module: torch.nn.Module, seed: int) -> None:
+    """Non-zero weights, so that each stage changes the scores in its own way."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=g))
+
+
+@pytest.fixture(scope="module")
+def single_source(make_tiny_model):
+    """An unrouted model whose global stage (paper graph, 8 relations) becomes the single stage."""
+    model = make_tiny_model(graph=GraphConfig(tau_sim=0.6))
+    _perturb(model.global_model, 1)
+    return model
+
+
+@pytest.fixture(scope="module")
+def routed(make_tiny_model, single_source):
+    model = make_tiny_model(**MULTI_STAGE)
+    _perturb(model.global_model, 2)
+    attach_single_stage(model, single_stage_of(single_source, 0.5))
+    return model
+
+
+def _scores(ranking):
+    return [s.score for s in ranking.sentences]
+
+
+def test_titled_fraction_and_route(routed):
+    passages = [Passage(title=t, text="x") for t in ("Aspirin", "", "the", "Mercury Rising")]
+    # "the" is a stopword title: not usable
+    assert titled_fraction(passages) == pytest.approx(0.5)
+    assert titled_fraction([]) == 0.0
+    enc = routed.encode(QUERY, TITLED)
+    assert route(routed.config, enc) == MULTI
+    enc = routed.encode(QUERY, UNTITLED)
+    assert route(routed.config, enc) == SINGLE
+    unrouted = dataclasses.replace(routed.config, single=SingleStageConfig())
+    assert route(unrouted, enc) == MULTI  # min_titled 0: one stage for every pool
+
+
+def test_untitled_pool_is_ranked_by_the_single_stage(routed, single_source):
+    r = routed.rerank(QUERY, UNTITLED)
+    ref = single_source.rerank(QUERY, UNTITLED)
+    assert r.info["global_stage"] == SINGLE and r.info["titled_fraction"] == 0.0
+    assert _scores(r) == pytest.approx(_scores(ref), abs=1e-6)
+    assert r.info["graph"]["tau_sim"] == 0.6  # the single stage's own graph settings
+    assert not r.info["graph"]["mentions"] and not r.info["edge_counts"].get("mention")
+
+
+def test_titled_pool_is_ranked_by_the_multi_stage(routed, single_source):
+    r = routed.rerank(QUERY, TITLED)
+    assert r.info["global_stage"] == MULTI and r.info["titled_fraction"] == 1.0
+    assert r.info["graph"]["mentions"] and r.info["graph"]["tau_sim"] == 0.75
+    assert _scores(r) != pytest.approx(_scores(single_source.rerank(QUERY, TITLED)), abs=1e-6)
+    local = routed.rerank(QUERY, TITLED, use_global=False)
+    assert local.info["global_stage"] is None
+
+
+def test_knob_changes_reach_the_single_stage(routed):
+    """The app passes the main graph settings with the user's knobs; the single stage keeps its
+    own settings except the fields the user changed, and never gets link edges."""
+    knobs = dataclasses.replace(routed.config.graph, top_k=3)
+    r = routed.rerank(QUERY, UNTITLED, graph=knobs)
+    assert r.info["graph"]["top_k"] == 3 and r.info["graph"]["tau_sim"] == 0.6
+    assert not r.info["graph"]["mentions"] and not r.info["graph"]["shared_terms"]
+    r = routed.rerank(QUERY, TITLED, graph=knobs)
+    assert r.info["graph"]["top_k"] == 3 and r.info["graph"]["mentions"]
+
+
+def test_routed_checkpoint_round_trip(routed, tmp_path):
+    routed.save_pretrained(tmp_path / "ckpt")
+    back = LoGReranker.from_pretrained(tmp_path / "ckpt")
+    assert back.config.single.min_titled == 0.5 and back.global_single is not None
+    for passages in (TITLED, UNTITLED):
+        assert _scores(back.rerank(QUERY, passages)) == pytest.approx(
+            _scores(routed.rerank(QUERY, passages)), abs=1e-6
+        )
+
+
+def test_route_saved_adds_the_stage_without_retraining(make_tiny_model, single_source, tmp_path):
+    plain = make_tiny_model(**MULTI_STAGE)
+    _perturb(plain.global_model, 3)
+    plain.save_pretrained(tmp_path / "seed13", extra={"training": {"seed": 13}})
+    log = io.StringIO()
+    _route_saved(tmp_path / "seed13", single_stage_of(single_source, 0.5), log)
+    assert "single-passage stage" in log.getvalue()
+    back = LoGReranker.from_pretrained(tmp_path / "seed13")
+    assert back.config.single.min_titled == 0.5
+    titled = back.rerank(QUERY, TITLED)
+    assert _scores(titled) == pytest.approx(_scores(plain.rerank(QUERY, TITLED)), abs=1e-6)
+    # a routed checkpoint re-run: nothing to do
+    log = io.StringIO()
+    _route_saved(tmp_path / "seed13", single_stage_of(single_source, 0.5), log)
+    assert log.getvalue() == ""
+
+
+def test_single_stage_config_is_checked():
+    with pytest.raises(ConfigError, match="min_titled"):
+        SingleStageConfig(min_titled=1.5).check()
+    with pytest.raises(ConfigError, match="relations = 11"):
+        SingleStageConfig(graph=GraphConfig(mentions=True)).check()
+    old = LoGConfig().to_dict()
+    old.pop("single")  # checkpoints from before routing load unrouted
+    assert LoGConfig.from_dict(old).single.min_titled == 0.0
