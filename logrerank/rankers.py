@@ -22,6 +22,8 @@ RANKERS: dict[str, str] = {
     "bi-encoder-passage": "zero-shot all-MiniLM-L6-v2 cosine per passage",
     "cross-encoder": "cross-encoder on (query, passage)",
     "cross-encoder-sent": "cross-encoder on (query, sentence); passage = best sentence",
+    "cross-encoder-full": "cross-encoder on (query, title + window) over the whole passage; "
+    "passage = best window",
     "ce-stage": "the cross-encoder stage: BM25 top 25 rescored, min-max blended 0.5/0.5",
     "evidence-graph": "the evidence-graph selector (greedy) with BM25 relevance",
     "evidence-graph-ce": "the evidence-graph selector (greedy) with cross-encoder relevance",
@@ -148,6 +150,7 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
         "bi-encoder-passage": lambda: bi("passage"),
         "cross-encoder": lambda: ce("passage"),
         "cross-encoder-sent": lambda: ce("sentence"),
+        "cross-encoder-full": lambda: ce("full"),
         "ce-stage": stage,
         "evidence-graph": lambda: graph(None),
         "evidence-graph-ce": lambda: graph(ce("passage")),

@@ -1,8 +1,10 @@
 """Cross-encoder baselines: the model alone over passages or sentences, and a memoising copy.
 
 * :class:`CrossEncoderRanker`: the cross-encoder (:class:`~logrerank.models.cross_encoder.
-  CrossEncoder`) on its own, at passage level (``(query, title + first max_chars chars)``) or
-  sentence level (``(query, sentence)``); scores are ``sigmoid(logit)`` in [0, 1].
+  CrossEncoder`) on its own, at passage level (``(query, title + first max_chars chars)``),
+  full-text level (``(query, title + window)`` for every window of the whole passage, best
+  window; :mod:`logrerank.models.pair_windows`) or sentence level (``(query, sentence)``);
+  scores are ``sigmoid(logit)`` in [0, 1].
 * :class:`MemoCrossEncoder`: a loaded model whose scores are memoised per pair.
 
 The two-stage ranker (first pass, cross-encoder over its top ``top_n``, blended) is
@@ -22,6 +24,7 @@ from ..models.cross_encoder import (
     pair_text,
     sigmoid,
 )
+from ..models.pair_windows import full_pair_texts
 from ..segment import passage_spans
 from ..types import InputError, Ranking, ScoredSentence
 
@@ -82,10 +85,16 @@ class MemoCrossEncoder:
         return obj
 
 
+LEVELS = ("passage", "full", "sentence")
+"""What :class:`CrossEncoderRanker` scores: truncated passages, whole passages, sentences."""
+
+
 class CrossEncoderRanker:
     """The cross-encoder alone, over every passage or every sentence.
 
-    Passage level scores ``(query, title + ". " + text[:max_chars])``; sentence level scores
+    Passage level scores ``(query, title + ". " + text[:max_chars])``; full level scores every
+    window of the whole passage (``title + ". " + window``, windows of the model's
+    ``max_length`` overlapping by 32 tokens) and keeps the best one; sentence level scores
     ``(query, sentence)`` for every sentence of :func:`~logrerank.segment.passage_spans` and
     derives the passage order from each passage's best sentence. Scores are ``sigmoid(logit)``
     in [0, 1]; the raw logit is kept in ``extra["cross_encoder_logit"]``.
@@ -107,14 +116,14 @@ class CrossEncoderRanker:
         Args:
             cross_encoder: a loaded :class:`CrossEncoder`, a checkpoint path, or None for the
                 default (see :class:`CrossEncoder`).
-            level: ``"passage"`` or ``"sentence"``.
+            level: ``"passage"``, ``"full"`` or ``"sentence"``.
             max_chars: passage-level body characters shown to the model.
 
         Raises:
             ValueError: unknown ``level``.
         """
-        if level not in ("passage", "sentence"):
-            raise ValueError(f"level must be 'passage' or 'sentence', got {level!r}")
+        if level not in LEVELS:
+            raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
         self.level = level
         self.max_chars = max_chars
         self._spec = cross_encoder
@@ -161,6 +170,8 @@ class CrossEncoderRanker:
                 warnings=warnings,
                 info=info,
             )
+        if self.level == "full":
+            return self._rank_full(query, plist, model, timings, warnings, info)
         t0 = time.perf_counter()
         sentences: list[ScoredSentence] = []
         for pi, p in enumerate(plist):
@@ -186,3 +197,34 @@ class CrossEncoderRanker:
             if sp.best_node is not None:
                 sp.extra["cross_encoder_logit"] = by_node[sp.best_node].extra["cross_encoder_logit"]
         return ranking
+
+    def _rank_full(self, query, plist, model, timings, warnings, info) -> Ranking:
+        """Full-text level: every window of every passage scored, a passage = its best window."""
+        t0 = time.perf_counter()
+        windows = [full_pair_texts(model.tokenizer, query, p, model.max_length) for p in plist]
+        owner = [i for i, ws in enumerate(windows) for _ in ws]
+        timings["windows"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        logits = model.predict([(query, w) for ws in windows for w in ws])
+        timings["cross_encoder"] = time.perf_counter() - t0
+        best = [float("-inf")] * len(plist)
+        best_window = [0] * len(plist)
+        seen = [0] * len(plist)
+        for i, x in zip(owner, logits):
+            if x > best[i]:
+                best[i], best_window[i] = x, seen[i]
+            seen[i] += 1
+        info["windows"] = len(logits)
+        return Ranking.from_passage_scores(
+            query,
+            plist,
+            [sigmoid(x) for x in best],
+            self.name,
+            extras=[
+                {"cross_encoder_logit": x, "best_window": w, "windows": n}
+                for x, w, n in zip(best, best_window, seen)
+            ],
+            timings=timings,
+            warnings=warnings,
+            info=info,
+        )

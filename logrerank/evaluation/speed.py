@@ -8,7 +8,7 @@ Usage::
     logrerank bench --queries 50 --device cuda --out runs/bench/speed-cuda
 
 On ``--queries`` SciFact dev 50-candidate pools (``logrerank.data``; ``--source synthetic``
-needs no data), in one process, interleaved per query (the order of the three rankers rotates
+needs no data), in one process, interleaved per query (the order of the four rankers rotates
 from query to query so none of them always runs first):
 
 * **LoG** ``encode`` + ``rank_encoded`` (= ``rerank``), timed end to end and per stage
@@ -17,8 +17,12 @@ from query to query so none of them always runs first):
 * **knob change**: ``rank_encoded`` on the cached ``Encoded`` with another ``tau_sim`` (what
   the app re-runs when a slider moves);
 * **cross-encoder** at passage level (``CrossEncoderRanker``, same MiniLM backbone) on the same
-  passages; neither it nor LoG memoises scores, every measured query is a pool not seen before
-  in the process, and a memo (the app's ``MemoCrossEncoder._memo``) is cleared before each call;
+  passages (title + the first 1,000 characters); neither it nor LoG memoises scores, every
+  measured query is a pool not seen before in the process, and a memo (the app's
+  ``MemoCrossEncoder._memo``) is cleared before each call;
+* **cross-encoder-full**: the same model reading title + the whole passage in windows of its
+  ``max_length`` (best window; :mod:`logrerank.models.pair_windows`), so LoG / cross-encoder-full
+  compares like with like (both read every token of every passage);
 * **BM25** over the same passages (bm25s).
 
 ``--warmup`` further pools run every ranker once untimed first (the first call pays one-off
@@ -122,17 +126,20 @@ def measure(
         prefill: put each pool's passages in LoG's passage cache before timing it.
 
     Returns:
-        ``{"rows": {"log": [...], "ce": [...], "bm25": [...]}, "warmup_s": {...}, "memory"}``.
+        ``{"rows": {"log": [...], "ce": [...], "ce_full": [...], "bm25": [...]},
+        "warmup_s": {...}, "memory"}``.
     """
     from ..baselines.bm25 import BM25Reranker
     from ..baselines.cross_encoder import CrossEncoderRanker
 
     mem = mem or Memory()
     ce_ranker = CrossEncoderRanker(ce, level="passage")
+    ce_full = CrossEncoderRanker(ce, level="full")
     bm25 = BM25Reranker("passage")
     runners = {
         "log": lambda q, p, i: run_log(log_model, q, p, i, prefill),
         "ce": lambda q, p, i: run_ce(ce_ranker, q, p),
+        "ce_full": lambda q, p, i: run_ce(ce_full, q, p),
         "bm25": lambda q, p, i: run_bm25(bm25, q, p),
     }
     names = list(runners)

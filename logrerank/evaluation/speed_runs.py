@@ -132,12 +132,20 @@ def log_tokens(model: Any, enc: Any) -> dict[str, int]:
     return {"windows": len(lengths), "tokens": sum(lengths), "padded_tokens": padded}
 
 
-def ce_tokens(ce: Any, query: str, passages: list[Any], max_chars: int) -> dict[str, int]:
-    """Tokens the cross-encoder reads for the passage pairs (real and padded as batched)."""
+def ce_tokens(
+    ce: Any, query: str, passages: list[Any], max_chars: int, full: bool = False
+) -> dict[str, int]:
+    """Tokens the cross-encoder reads for the passage pairs (real and padded as batched);
+    ``full``: the windows of the whole passages (the ``cross-encoder-full`` ranker)."""
     from ..io import normalize_passages
     from ..models.cross_encoder import pair_text
+    from ..models.pair_windows import full_pair_texts
 
-    texts = [pair_text(p, max_chars) for p in normalize_passages(passages)]
+    plist = normalize_passages(passages)
+    if full:
+        texts = [t for p in plist for t in full_pair_texts(ce.tokenizer, query, p, ce.max_length)]
+    else:
+        texts = [pair_text(p, max_chars) for p in plist]
     enc = ce.tokenizer(
         [query] * len(texts), texts, truncation="longest_first", max_length=ce.max_length
     )
@@ -186,13 +194,15 @@ def run_log(
 
 
 def run_ce(ranker: Any, query: str, passages: list[Any]) -> dict[str, Any]:
-    """One passage-level cross-encoder ranking, timed end to end (model time separately)."""
+    """One cross-encoder ranking (truncated or full-text passages), timed end to end (model
+    time separately)."""
     clear_memos(ranker.model)
     t0 = time.perf_counter()
     r = ranker.rank(query, passages)
     _sync(ranker.model.device)
     row = {"e2e": time.perf_counter() - t0, "model": float(r.timings.get("cross_encoder", 0.0))}
-    row.update(ce_tokens(ranker.model, query, passages, ranker.max_chars))
+    full = ranker.level == "full"
+    row.update(ce_tokens(ranker.model, query, passages, ranker.max_chars, full))
     return row
 
 

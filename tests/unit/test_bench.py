@@ -158,17 +158,21 @@ def test_measure_on_tiny_models(tiny_model, tiny_ce):
     pools = synthetic_pools(3, passages=4, sentences=2)
     out = speed.measure(pools, tiny_model, tiny_ce, warmup=1)
     rows = out["rows"]
-    assert {k: len(v) for k, v in rows.items()} == {"log": 2, "ce": 2, "bm25": 2}
+    assert {k: len(v) for k, v in rows.items()} == {"log": 2, "ce": 2, "ce_full": 2, "bm25": 2}
     for r in rows["log"]:
         assert r["e2e"] >= sum(r[k] for k in LOG_STAGES if k != "overhead")
         assert r["knob"] > 0 and r["passages"] == 4 and r["tokens"] <= r["padded_tokens"]
     assert all(r["pairs"] == 4 and r["model"] > 0 for r in rows["ce"])
+    # the synthetic passages fit one window: the full-text row reads as many pairs, and never
+    # fewer tokens than the truncated one
+    for r, f in zip(rows["ce"], rows["ce_full"]):
+        assert f["pairs"] >= 4 and f["tokens"] >= r["tokens"]
     a = analyse(rows)
     assert 0 < a["graph_share"] < 1
     assert sum(a["stage_share_of_log"].values()) == pytest.approx(1.0, rel=1e-6)
-    assert a["ratios"]["log_over_ce_p50"] > 0
+    assert a["ratios"]["log_over_ce_p50"] > 0 and a["ratios"]["log_over_ce_full_p50"] > 0
     mem = out["memory"].report()
-    assert {"log", "ce", "bm25", "warmup"} <= set(mem["phases"])
+    assert {"log", "ce", "ce_full", "bm25", "warmup"} <= set(mem["phases"])
     targets = check_targets(a, mem["process_peak_rss_mb"])
     assert set(targets) == set(TARGETS)
     assert targets["graph_share"]["ok"] in (True, False)
