@@ -166,6 +166,21 @@ def recompute(backend: Backend, session: Session | None, knobs: Knobs) -> Result
         return _failed(f"internal error ({type(exc).__name__}): {exc}", session)
 
 
+def _stage_note(info: dict[str, Any], min_titled: float) -> str:
+    """Which of a routed model's two global stages ranked this input, and why."""
+    share = 100 * float(info.get("titled_fraction", 0.0))
+    if info["global_stage"] == "single-passage":
+        return (
+            f"Global stage: single-passage ({share:.0f} % of the passages have a title, under "
+            f"{100 * min_titled:.0f} %): the paper's graph, no link relations or lexical inputs "
+            "(give passages titles to use the multi-passage stage)"
+        )
+    return (
+        f"Global stage: multi-passage ({share:.0f} % of the passages have a title): the graph "
+        "with link relations (mentions, shared terms) and lexical node inputs"
+    )
+
+
 def redraw_graph(session: Session | None, top_n: Any) -> str:
     """Graph view filter: only the top-N sentences and their neighbours (no recomputation)."""
     if session is None or session.ranking is None:
@@ -306,6 +321,8 @@ def _rank_and_render(
         + f" · transformer passes this session: {session.encodes}"
         + f" · graph recomputations: {session.recomputes}",
     ]
+    if backend.log.config.single.min_titled > 0 and ranking.info.get("global_stage"):
+        notes.append(_stage_note(ranking.info, backend.log.config.single.min_titled))
     sc = ranking.info.get("score") or {}
     if sc.get("merge_duplicates") or sc.get("passage_weight") or sc.get("head_weight", 1.0) != 1.0:
         notes.append(

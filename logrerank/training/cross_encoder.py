@@ -26,6 +26,7 @@ safetensors + JSON), seeded, prints progress with an ETA, and stops at ``max_min
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import shutil
@@ -44,6 +45,7 @@ from .common import Progress, load_state, make_optimizer, save_state, set_seed
 from .cross_encoder_config import CrossEncoderTrainConfig
 from .cross_encoder_data import group_loss, group_rng, held_out_sample, query_group, schedule
 from .cross_encoder_eval import evaluate_held_out, print_held_out
+from .cross_encoder_teacher import BiEncoderTeacher, distill_loss, teacher_negatives
 from .data import load_train_queries
 
 
@@ -129,6 +131,18 @@ def train(
     groups = [{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.lr_head}]
     opt, sched = make_optimizer(groups, cfg.lr, cfg.weight_decay, total, cfg.warmup)
 
+    teacher = None
+    if cfg.distill_weight > 0 or cfg.teacher_negatives > 0:
+        teacher = BiEncoderTeacher(cfg.teacher_scale, str(device), resolve(cfg.base))
+        print(
+            f"teacher: the base read as a bi-encoder (scale {cfg.teacher_scale}), distill weight "
+            f"{cfg.distill_weight}, {cfg.teacher_negatives} teacher negatives per group",
+            file=log,
+            flush=True,
+        )
+    curve_sample = held_out_sample(dev_ex, cfg) if cfg.eval_every and dev_ex else []
+    curve: list[dict[str, Any]] = []
+
     state_dir = Path(cfg.state_dir)
     fp = cfg.fingerprint()
     meta_file = state_dir / "state.json"
@@ -149,6 +163,7 @@ def train(
         pairs_seen = int(old.get("pairs_seen", 0))
         groups_seen = int(old.get("groups_seen", 0))
         train_seconds = float(old.get("train_seconds", 0.0))
+        curve = list(old.get("curve", []))
         print(f"resumed at step {step}/{total} ({pairs_seen} pairs seen)", file=log, flush=True)
 
     def meta() -> dict[str, Any]:
@@ -158,6 +173,7 @@ def train(
             "groups_seen": groups_seen,
             "train_seconds": round(train_seconds + (time.perf_counter() - t_start), 1),
             "total_steps": total,
+            "curve": curve,
         }
 
     progress = Progress(total, every=cfg.log_every, start=step, out=log)
@@ -175,13 +191,29 @@ def train(
         loss_sum = 0.0
         for epoch, ex in chunk:
             rng = group_rng(cfg.seed, epoch, f"{ex.meta.get('source', '')}:{ex.qid}")
-            texts, labels = query_group(ex, cfg.negatives, cfg.negative_depth, cfg.max_chars, rng)
+            pick = None
+            if teacher is not None and cfg.teacher_negatives:
+                pick = lambda ts, k, q=ex.query: teacher_negatives(teacher, q, ts, k)  # noqa: E731
+            texts, labels = query_group(
+                ex,
+                cfg.negatives,
+                cfg.negative_depth,
+                cfg.max_chars,
+                rng,
+                pick_hard=pick,
+                hard=cfg.teacher_negatives,
+            )
             if not texts:
                 continue
             enc = encode_pairs(tokenizer, [ex.query] * len(texts), texts, cfg.max_length, device)
             with autocast(device, autocast_dtype(device, "auto" if cfg.bf16 else "fp32")):
                 logits = model(**enc).logits
             loss = group_loss(logits, torch.tensor(labels, device=device), cfg.bce_weight)
+            if cfg.distill_weight > 0:
+                t_logits = teacher.logits(ex.query, texts).to(device)
+                loss = loss + cfg.distill_weight * distill_loss(
+                    logits, t_logits, cfg.distill_temperature
+                )
             (loss / len(chunk)).backward()
             loss_sum += float(loss.detach())
             pairs_seen += len(texts)
@@ -195,6 +227,12 @@ def train(
         opt.zero_grad(set_to_none=True)
         step += 1
         progress.update(step, loss_sum / max(1, len(chunk)), pairs=pairs_seen)
+        if curve_sample and (step % cfg.eval_every == 0 or step == total):
+            res = evaluate_held_out(model, tokenizer, curve_sample, cfg, log=io.StringIO())
+            point = {"step": step, "pairs_seen": pairs_seen, **_curve_point(res)}
+            curve.append(point)
+            print(f"held-out curve: {json.dumps(point)}", file=log, flush=True)
+            train_mode(model)
         if step % cfg.save_every == 0 or step == last:
             save_state(state_dir, model, opt, sched, step, meta())
     if stopped_early:
@@ -218,11 +256,19 @@ def train(
         "train_minutes": round(train_secs / 60, 2),
         "threads": torch.get_num_threads(),
         "config": cfg.to_dict(),
+        "curve": curve,
     }
     if evaluate and dev_ex:
         sample = held_out_sample(dev_ex, cfg)
         print(f"scoring {len(sample)} held-out TRAIN queries", file=log, flush=True)
-        summary["held_out"] = evaluate_held_out(model, tokenizer, sample, cfg, log=log)
+        summary["held_out"] = evaluate_held_out(
+            model,
+            tokenizer,
+            sample,
+            cfg,
+            log=log,
+            teacher=teacher or BiEncoderTeacher(cfg.teacher_scale, str(device), resolve(cfg.base)),
+        )
         print_held_out(summary["held_out"], log)
     summary["wall_minutes"] = round((time.perf_counter() - wall0) / 60, 2)
     out = save_delta_checkpoint(
@@ -233,6 +279,16 @@ def train(
     summary["checkpoint_bytes"] = size
     print(f"wrote {out} ({size / 1e6:.1f} MB)", file=log, flush=True)
     return summary
+
+
+def _curve_point(res: dict[str, Any]) -> dict[str, float]:
+    """nDCG@10 of the cross-encoder alone and of the stage, per source and all."""
+    return {
+        f"{src}/{name}": round(res[src][name]["ndcg@10"], 2)
+        for src in res
+        if isinstance(res[src], dict) and "cross-encoder" in res[src]
+        for name in ("cross-encoder", "ce-stage")
+    }
 
 
 def _head_names(model: torch.nn.Module) -> set[str]:

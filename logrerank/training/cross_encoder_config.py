@@ -50,6 +50,19 @@ class CrossEncoderTrainConfig(JsonConfig):
     grad_accum: int = 4
     # weight of the pointwise BCE term added to the listwise loss (0 = listwise only)
     bce_weight: float = 0.0
+    # weight of the listwise distillation term from the zero-shot bi-encoder (0 = off;
+    # training.cross_encoder_teacher)
+    distill_weight: float = 0.0
+    # teacher logit = teacher_scale * cosine of the packaged bi-encoder embeddings
+    teacher_scale: float = 20.0
+    # softmax temperature of the distillation term
+    distill_temperature: float = 1.0
+    # of the negatives, this many are the teacher's highest-scored non-gold candidates among
+    # the negative_depth first ones (bi-encoder hard negatives; 0 = all sampled)
+    teacher_negatives: int = 0
+    # optimizer steps between held-out evaluations during training (the training curve;
+    # 0 = only after training); each scores eval_queries per source
+    eval_every: int = 0
     # gradient-norm clip (0 = none)
     max_grad_norm: float = 1.0
     # random seed (data order, negatives, head init, dropout)
@@ -101,6 +114,10 @@ class CrossEncoderTrainConfig(JsonConfig):
             "grad_accum": self.grad_accum >= 1,
             "lr": self.lr > 0 and self.lr_head > 0,
             "bce_weight": self.bce_weight >= 0,
+            "distill_weight": self.distill_weight >= 0 and self.teacher_scale > 0,
+            "distill_temperature": self.distill_temperature > 0,
+            "teacher_negatives": 0 <= self.teacher_negatives <= self.negatives,
+            "eval_every": self.eval_every >= 0,
             "warmup": 0 <= self.warmup < 1,
             "dev_fraction": 0 <= self.dev_fraction < 1,
             "save_every": self.save_every >= 1 and self.log_every >= 1,
@@ -115,6 +132,14 @@ class CrossEncoderTrainConfig(JsonConfig):
 
     def fingerprint(self) -> str:
         """Hash of the fields that determine the training trajectory (for safe resuming)."""
-        skip = {"max_minutes", "eval_queries", "log_every", "save_every", "out", "threads"}
+        skip = {
+            "max_minutes",
+            "eval_queries",
+            "log_every",
+            "save_every",
+            "out",
+            "threads",
+            "eval_every",
+        }
         data = {k: v for k, v in self.to_dict().items() if k not in skip}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

@@ -30,13 +30,22 @@ def as_passage(doc: Any) -> Passage:
 
 
 def query_group(
-    ex: Example, negatives: int, depth: int, max_chars: int, rng: random.Random
+    ex: Example,
+    negatives: int,
+    depth: int,
+    max_chars: int,
+    rng: random.Random,
+    pick_hard=None,
+    hard: int = 0,
 ) -> tuple[list[str], list[float]]:
     """One training group: ``(texts, labels)``, gold passages first, then sampled negatives.
 
     Negatives are sampled (without replacement) among the ``depth`` best-ranked non-gold
     candidates of the pool; a candidate whose shown text equals a gold passage's text is never
-    a negative (duplicated passages under different ids).
+    a negative (duplicated passages under different ids). With ``pick_hard`` (a function
+    ``texts, k -> indices``, e.g. the distillation teacher's hardest,
+    :func:`~logrerank.training.cross_encoder_teacher.teacher_negatives`) ``hard`` of the
+    negatives are its picks among those candidates and the rest are sampled from the others.
     """
     gold_ids = set(ex.gold_doc_ids)
     gold = [pair_text(as_passage(d), max_chars) for d in ex.candidates if d.doc_id in gold_ids]
@@ -50,8 +59,11 @@ def query_group(
         t = pair_text(as_passage(d), max_chars)
         if t not in gold_texts and t.strip():
             pool.append(t)
-    hard = pool[:depth]
-    neg = rng.sample(hard, min(negatives, len(hard)))
+    top = pool[:depth]
+    picked = pick_hard(top, min(hard, negatives)) if pick_hard is not None and hard > 0 else []
+    rest = [t for i, t in enumerate(top) if i not in set(picked)]
+    neg = [top[i] for i in picked]
+    neg += rng.sample(rest, min(negatives - len(neg), len(rest)))
     return gold + neg, [1.0] * len(gold) + [0.0] * len(neg)
 
 

@@ -29,6 +29,7 @@ def evaluate_held_out(
     top_n: int = 25,
     blend_weight: float = 0.5,
     log=sys.stdout,
+    teacher: Any = None,
 ) -> dict[str, Any]:
     """Passage ranking metrics (@10, percent) on held-out TRAIN queries, per source and all.
 
@@ -36,7 +37,9 @@ def evaluate_held_out(
     ``cross-encoder`` (the model alone on every candidate) and ``ce-stage`` (the model over the
     pool order's top ``top_n``, min-max blended ``w * ce + (1 - w) * first_pass`` by the
     stage's own :func:`~logrerank.baselines.cross_encoder_stage.blend` with first-pass score
-    ``1 - i / n``; the rest keep their order).
+    ``1 - i / n``; the rest keep their order). With ``teacher`` (a
+    :class:`~logrerank.training.cross_encoder_teacher.BiEncoderTeacher`) also
+    ``bi-encoder-passage``: the zero-shot bi-encoder on the same texts.
     """
     model.eval()
     rows: dict[str, dict[str, list[dict[str, float]]]] = {}
@@ -51,7 +54,14 @@ def evaluate_held_out(
         _, _, order = blend([logits[i] for i in top], [1 - i / n for i in top], blend_weight)
         stage = order + list(range(len(top), n))
         src = ex.meta.get("source", "?")
-        per = rows.setdefault(src, {"first-pass": [], "cross-encoder": [], "ce-stage": []})
+        names = ["first-pass", "cross-encoder", "ce-stage"] + (
+            ["bi-encoder-passage"] * bool(teacher)
+        )
+        per = rows.setdefault(src, {n: [] for n in names})
+        if teacher is not None:
+            cos = teacher.cosines(ex.query, texts).tolist()
+            bi = sorted(range(n), key=lambda i: (-cos[i], i))
+            per["bi-encoder-passage"].append(evaluate_query([ids[i] for i in bi], ex.gold_doc_ids))
         per["first-pass"].append(evaluate_query(ids, ex.gold_doc_ids))
         per["cross-encoder"].append(evaluate_query([ids[i] for i in ce_order], ex.gold_doc_ids))
         per["ce-stage"].append(evaluate_query([ids[i] for i in stage], ex.gold_doc_ids))
@@ -69,7 +79,7 @@ def evaluate_held_out(
     if rows:
         result["all"] = {
             name: macro_average([q for per in rows.values() for q in per[name]])
-            for name in ("first-pass", "cross-encoder", "ce-stage")
+            for name in next(iter(rows.values()))
         }
     result["seconds"] = round(time.perf_counter() - t0, 1)
     return result

@@ -137,3 +137,13 @@ def test_single_stage_config_is_checked():
     old = LoGConfig().to_dict()
     old.pop("single")  # checkpoints from before routing load unrouted
     assert LoGConfig.from_dict(old).single.min_titled == 0.0
+
+
+def test_app_says_which_stage_ranked(routed):
+    from logrerank.app.handlers import _stage_note
+
+    single = routed.rerank(QUERY, UNTITLED).info
+    note = _stage_note(single, routed.config.single.min_titled)
+    assert note.startswith("Global stage: single-passage (0 % of the passages have a title")
+    multi = _stage_note(routed.rerank(QUERY, TITLED).info, 0.5)
+    assert multi.startswith("Global stage: multi-passage (100 %") and "link relations" in multi

@@ -25,6 +25,11 @@ from logrerank.models.pair_scoring import score_pairs
 from logrerank.training.cross_encoder import main, mark_trainable, train
 from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
 from logrerank.training.cross_encoder_data import group_loss, query_group
+from logrerank.training.cross_encoder_teacher import (
+    BiEncoderTeacher,
+    distill_loss,
+    teacher_negatives,
+)
 from logrerank.training.data import held_out
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,6 +87,45 @@ def test_query_group_golds_first_and_no_duplicate_gold_text():
     allowed = {"Title 0.", "Title 1.", "Title 3.", "Title 5.", "Title 6."}  # top 5 non-gold
     assert {t.split(" passage")[0] for t in texts[2:]} <= allowed
     assert sum(t == texts[0] for t in texts) == 1  # the duplicate is never a negative
+
+
+def test_query_group_takes_the_hard_picks_first():
+    cands = [_doc(i) for i in range(10)]
+    ex = Example("q", "topic", candidates=cands, gold_doc_ids=["d2"])
+    seen = {}
+
+    def pick(texts, k):
+        seen["texts"], seen["k"] = list(texts), k
+        return [4, 0]  # the 5th and the 1st of the depth-6 non-gold candidates
+
+    texts, labels = query_group(ex, 3, 6, 1000, random.Random(0), pick_hard=pick, hard=2)
+    assert seen["k"] == 2 and len(seen["texts"]) == 6
+    assert texts[1:3] == [seen["texts"][4], seen["texts"][0]]
+    assert texts[3] in seen["texts"] and texts[3] not in texts[1:3]
+    assert labels == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_distill_loss_is_the_listwise_kl():
+    s = torch.tensor([1.0, 0.0, -1.0])
+    assert float(distill_loss(s, s)) == pytest.approx(0.0, abs=1e-6)
+    t = torch.tensor([0.0, 2.0, 0.0])
+    p = torch.softmax(t, 0)
+    expected = float((p * (p.log() - torch.log_softmax(s, 0))).sum())
+    assert float(distill_loss(s, t)) == pytest.approx(expected, rel=1e-5)
+    # temperature: T^2 * KL of the softened distributions
+    p2 = torch.softmax(t / 2, 0)
+    kl2 = float((p2 * (p2.log() - torch.log_softmax(s / 2, 0))).sum())
+    assert float(distill_loss(s, t, 2.0)) == pytest.approx(4 * kl2, rel=1e-5)
+
+
+def test_teacher_scores_and_hard_negatives(tiny_base):
+    teacher = BiEncoderTeacher(scale=10.0, model_name_or_path=str(tiny_base))
+    texts = ["insulin and insulin", "graphene sheets", "insulin"]
+    cos = teacher.cosines("insulin", texts)
+    assert cos.shape == (3,) and float(cos[2]) == pytest.approx(1.0, abs=1e-5)
+    assert torch.allclose(teacher.logits("insulin", texts), 10 * cos)
+    assert teacher_negatives(teacher, "insulin", texts, 1) == [2]
+    assert teacher_negatives(teacher, "insulin", texts, 0) == []
 
 
 def test_group_loss_listwise_uniform_over_golds():
@@ -189,7 +233,24 @@ def test_tiny_training_lowers_loss(tiny_base, tmp_path):
     assert sum(losses[-5:]) < sum(losses[:5])
     held = summary["held_out"]
     assert held["queries"] == {"scifact": 2}
-    assert set(held["all"]) == {"first-pass", "cross-encoder", "ce-stage"}
+    # the zero-shot teacher (the base read as a bi-encoder) is scored on the same texts
+    assert set(held["all"]) == {"first-pass", "cross-encoder", "ce-stage", "bi-encoder-passage"}
+
+
+def test_distilled_training_records_a_curve(tiny_base, tmp_path):
+    data = _toy_data()
+    log = io.StringIO()
+    cfg = _tiny_cfg(
+        tiny_base, tmp_path, distill_weight=1.0, teacher_negatives=2, eval_every=2,
+        eval_queries=0, epochs=1,
+    )  # fmt: skip
+    summary = train(cfg, log=log, data=data, evaluate=False)
+    assert "teacher: the base read as a bi-encoder" in log.getvalue()
+    steps = [p["step"] for p in summary["curve"]]
+    assert steps == [2, 3]  # every eval_every steps and at the end
+    assert all("scifact/cross-encoder" in p and "scifact/ce-stage" in p for p in summary["curve"])
+    state = json.loads((tmp_path / "state" / "state.json").read_text())
+    assert [p["step"] for p in state["curve"]] == steps  # kept for a resumed run
 
 
 def test_delta_round_trip_identical_logits(tiny_base, tmp_path, tokenizer):
