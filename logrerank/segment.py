@@ -47,10 +47,11 @@ import functools
 import re
 from dataclasses import dataclass
 
+from .segment_fast import fast_cuts
 from .segment_pysbd import get_segmenter, locate, next_nonspace, prev_nonspace_end, run_pysbd
-from .segment_rules import ENUMERATOR, HEADING, JUNK_MAX, LABEL_CUT, is_junk, keep_cut
+from .segment_rules import ENUMERATOR, JUNK_MAX, heading_spans, is_junk, keep_cut, label_cuts
 
-__all__ = ["Span", "split_sentences", "window_sentences"]
+__all__ = ["Span", "split_sentences", "split_sentences_pysbd", "window_sentences"]
 
 
 @dataclass(frozen=True)
@@ -126,14 +127,9 @@ def _pysbd_cuts(text: str, start: int, end: int) -> list[int]:
     return cuts
 
 
-def _heading_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Structured-abstract headings in ``text[start:end]`` as (start, end) incl. colon."""
-    return [(m.start(), m.end()) for m in HEADING.finditer(text, start, end)]
-
-
-def _segment_block(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Split one blank-line-free block into stripped (start, end) sentence ranges."""
-    raw = _pysbd_cuts(text, start, end)
+def _segment_block(text: str, start: int, end: int, raw: list[int]) -> list[tuple[int, int]]:
+    """Split one blank-line-free block at the candidate cuts ``raw`` (steps 3-5) into stripped
+    (start, end) sentence ranges."""
 
     # 3. Repairs: walk the cut points left to right, dropping the false ones.
     cuts: list[int] = []
@@ -150,14 +146,14 @@ def _segment_block(text: str, start: int, end: int) -> list[tuple[int, int]]:
             left_start = c
 
     # 3b. Single capital letters used as labels ("group A. The") end a sentence.
-    extra = [m.end() for m in LABEL_CUT.finditer(text, start, end)]
+    extra = label_cuts(text, start, end)
     if extra:
         cuts = sorted(set(cuts).union(extra))
 
     # 4. Headings start a sentence and are joined to what follows: drop cut points in
     # (heading start, first char of the heading's body], add one at each heading start.
     protected: set[int] = set()
-    headings = _heading_spans(text, start, end)
+    headings = heading_spans(text, start, end)
     if headings:
         kept: list[int] = []
         h = 0
@@ -239,8 +235,19 @@ def clear_cache() -> None:
     _split_cached.cache_clear()
 
 
-def _split(text: str) -> list[Span]:
-    """:func:`split_sentences` without the memo."""
+def split_sentences_pysbd(text: str) -> list[Span]:
+    """:func:`split_sentences` with pysbd's cut points instead of the fast pass (not memoised).
+
+    The splitter as it was before :mod:`logrerank.segment_fast`: the same repairs, headings
+    and junk merging, on cut points from windowed pysbd calls. About 30x slower; kept as the
+    reference that ``bench/segment.py`` compares the fast pass against. Same guarantees.
+    """
+    return _split(text, _pysbd_cuts)
+
+
+def _split(text: str, cutter=fast_cuts) -> list[Span]:
+    """:func:`split_sentences` without the memo; ``cutter(text, start, end)`` gives the
+    candidate cut points of one block (step 2)."""
     spans: list[Span] = []
     block_start = 0
     breaks = [(m.start(), m.end()) for m in _BLANK_LINE.finditer(text)]
@@ -251,7 +258,7 @@ def _split(text: str) -> list[Span]:
         block_start = b_end
         if s >= e:
             continue
-        for ps, pe in _segment_block(text, s, e):
+        for ps, pe in _segment_block(text, s, e, cutter(text, s, e)):
             spans.append(Span(ps, pe, text[ps:pe]))
     return spans
 
