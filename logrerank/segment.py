@@ -45,13 +45,14 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .segment_fast import fast_cuts
 from .segment_pysbd import get_segmenter, locate, next_nonspace, prev_nonspace_end, run_pysbd
 from .segment_rules import ENUMERATOR, JUNK_MAX, heading_spans, is_junk, keep_cut, label_cuts
 
-__all__ = ["Span", "split_sentences", "split_sentences_pysbd", "window_sentences"]
+__all__ = ["Span", "split_sentences", "split_sentences_pysbd", "split_with", "window_sentences"]
 
 
 @dataclass(frozen=True)
@@ -239,15 +240,41 @@ def split_sentences_pysbd(text: str) -> list[Span]:
     """:func:`split_sentences` with pysbd's cut points instead of the fast pass (not memoised).
 
     The splitter as it was before :mod:`logrerank.segment_fast`: the same repairs, headings
-    and junk merging, on cut points from windowed pysbd calls. About 30x slower; kept as the
-    reference that ``bench/segment.py`` compares the fast pass against. Same guarantees.
+    and junk merging, on cut points from windowed pysbd calls. Some 30 times slower; kept as
+    the reference that ``bench/segment.py`` compares the fast pass with. Same guarantees.
     """
+    if not text or text.isspace():
+        return []
     return _split(text, _pysbd_cuts)
 
 
-def _split(text: str, cutter=fast_cuts) -> list[Span]:
-    """:func:`split_sentences` without the memo; ``cutter(text, start, end)`` gives the
-    candidate cut points of one block (step 2)."""
+def split_with(text: str, cutter: Callable[[str, int, int], list[int]]) -> list[Span]:
+    """Split ``text`` with another source of candidate cut points (step 2), not memoised.
+
+    Blocks, repairs, headings and junk merging are those of :func:`split_sentences`, so the
+    guarantees hold for any ``cutter`` (e.g. an external splitter's boundaries, as in
+    ``bench/segment.py``).
+
+    Args:
+        text: The passage to segment.
+        cutter: ``cutter(text, start, end)`` returns candidate cut offsets for the block
+            ``text[start:end]``; offsets outside ``(start, end)`` are ignored.
+
+    Returns:
+        The sentences as :class:`Span` objects, in text order.
+    """
+    if not text or text.isspace():
+        return []
+
+    def checked(t: str, start: int, end: int) -> list[int]:
+        return sorted({c for c in cutter(t, start, end) if start < c < end})
+
+    return _split(text, checked)
+
+
+def _split(text: str, cutter: Callable[[str, int, int], list[int]] = fast_cuts) -> list[Span]:
+    """:func:`split_sentences` without the memo, with ``cutter`` for step 2 (its cuts must be
+    sorted, distinct and strictly inside the block)."""
     spans: list[Span] = []
     block_start = 0
     breaks = [(m.start(), m.end()) for m in _BLANK_LINE.finditer(text)]

@@ -122,8 +122,8 @@ def _protected(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
     merged: list[tuple[int, int, bool]] = []
     for s, e, quote in found:
         if merged and s < merged[-1][1]:
-            ms, me, _ = merged[-1]
-            merged[-1] = (ms, max(me, e), False)
+            ms, me, outer = merged[-1]
+            merged[-1] = (ms, me, outer) if e <= me else (ms, e, False)  # nested / overlapping
         else:
             merged.append((s, e, quote))
     return merged
@@ -188,12 +188,13 @@ def _glued_cut(text: str, m: re.Match[str], end: int) -> int | None:
         return k if k < c1 and nxt.isalpha() else None
     if p1 - p0 != 1 or text[p0] != ".":
         return None
-    if nxt.isdigit():
+    if nxt.isdigit() or nxt == "[":
         if p0 > 0 and not (text[p0 - 1].isdigit() or text[p0 - 1].isspace()):
             r = _NUMREF.match(text, p0, end)
             if r is not None:
                 return r.end()
-        return None
+        if nxt != "[":
+            return None
     prev = text[p0 - 1] if p0 > 0 else ""
     if prev.isdigit() or (prev in _ALNUM and nxt in _ALNUM) or nxt == "/":
         return None
@@ -247,10 +248,12 @@ def fast_cuts(text: str, start: int, end: int) -> list[int]:
             continue
         while r < len(regions) and regions[r][1] <= p0:
             r += 1
-        # Inside a quotation or brackets: only a quotation closing here ends a sentence.
-        inside = r < len(regions) and regions[r][0] < p0
-        if inside and not (regions[r][2] and regions[r][1] <= m.end(2) and m[3]):
-            continue
+        # Inside a quotation or brackets: only a quotation closing here (right after the
+        # terminal, or as a lone quote after the space) ends a sentence.
+        if r < len(regions) and regions[r][0] < p0:
+            _, q_end, quote = regions[r]
+            if not (quote and m[3] and (q_end <= m.end(2) or q_end == m.end() + 1)):
+                continue
         c = _spaced_cut(text, m, end) if m[3] else _glued_cut(text, m, end)
         if c is not None:
             cuts.add(c)
