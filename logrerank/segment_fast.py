@@ -4,7 +4,7 @@
 and a small decision per terminal punctuation mark. It reimplements the boundary rules of
 `pysbd <https://github.com/nipunsadvilkar/pySBD>`_ 0.3.4 (``language="en"``) that matter on
 scientific text, so that the repair rules of :mod:`logrerank.segment_rules` see (nearly) the cut
-points pysbd would give, at a small fraction of its cost (pysbd made up more than 95 % of the
+points pysbd would give, at a small fraction of its cost (pysbd made up 94 % of the
 splitter's time; ``bench/README.md``, "Sentence segmentation", has the measurements).
 
 A cut is proposed after ``.``, ``!``, ``?`` (and the full-width ``。．！？``), with any closing
@@ -91,15 +91,20 @@ _TERMINAL_DOT = re.compile(r"(\.\.*)" + _CLOSE)
 # "disease.42 The", "efficacious.2,3 This", "mortality.25 26 The", "risk.[12] It"
 _NUMREF = re.compile(r"\.(?:\[[\d,\s–-]*\d\]|\d{1,3}(?:(?:[,–-]\s?|\s)\d{1,3})*)\s+(?=[A-Z])")
 # Stretches pysbd never splits (pysbd/between_punctuation.py), one pattern per opening char.
+# Innermost pairs only (the inner class excludes the opening char too), so that a failed match
+# stops at the next opening char and the scans stay linear in the text length.
 _PROTECT = {
-    "(": re.compile(r"\([^()]*\)"),  # innermost parentheses
-    "[": re.compile(r"\[[^\]]*\]"),
+    "(": re.compile(r"\([^()]*\)"),
+    "[": re.compile(r"\[[^\[\]]*\]"),
     '"': re.compile(r'"[^"]*"'),
-    "“": re.compile(r"“[^”]*”"),
-    "«": re.compile(r"«[^»]*»"),
+    "“": re.compile(r"“[^“”]*”"),
+    "«": re.compile(r"«[^«»]*»"),
 }
-# A parenthesis or quotation opening a piece, followed by a capital, is a piece of its own.
-_OPENER = re.compile(r"\([^)]{2,}\)(?=\s[A-Z])|\"[^\"]*[^,]\"(?=\s[A-Z])|“[^”]*[^,]”(?=\s[A-Z])")
+# A parenthesis or quotation opening a piece, followed by a capital, is a piece of its own
+# (bounded, as pysbd's 2,500-char windows bounded it, so that each try is short).
+_OPENER = re.compile(
+    r"\([^)]{2,500}\)(?=\s[A-Z])|\"[^\"]{0,500}[^,]\"(?=\s[A-Z])|“[^”]{0,500}[^,]”(?=\s[A-Z])"
+)
 _NEWLINE = re.compile(r"[\r\n]\s*(?=\S)")
 _WORD = re.compile(r"(?<!\S)\S{1,16}\Z")  # the whitespace-delimited word before a period
 _MULTI_PERIOD = re.compile(r"(?<!\w)[A-Za-z](?:\.[A-Za-z])+\Z")  # "e.g", "U.S", "i.p"

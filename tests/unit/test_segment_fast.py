@@ -50,6 +50,11 @@ PYSBD_RULE_CASES = [
         ["Cells (see ref. Smith. Jones) grew.", "Next."],
         id="in-parens",
     ),
+    pytest.param(
+        "It was the “RNA world [11].” Here we go.",
+        ["It was the “RNA world [11].”", "Here we go."],
+        id="quote-with-brackets-inside",
+    ),
     pytest.param("It rose! then fell.", ["It rose! then fell."], id="exclamation"),
     pytest.param(
         'The "Why us?" response grew. Next.',
@@ -150,6 +155,23 @@ def test_unbalanced_quote_protects_nothing() -> None:
     got = sents(text)
     assert got[:2] == ["The \"Health for All 2000' target.", "It rose in the first cohort."]
     assert len(got) == 22
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x. [" * 5000,  # openers without closers: every scan must stop at the next opener
+        "a “b. " * 5000,
+        "«a. " * 5000,
+        ". (" * 5000,
+        '. "a' * 5000,
+        "group A.  " * 5000,
+        "AAA " * 5000 + ":",
+        ".1 2 3 4 5 6 7 8 9" * 2000,
+    ],
+)
+def test_pathological_inputs(text: str) -> None:
+    check_invariants(text, split_sentences(text))
 
 
 # ---------------------------------------------------------------------------------------
@@ -278,3 +300,21 @@ def test_segment_bench_helpers() -> None:
     assert same["identical"] == 1.0 and same["f1_pysbd"] == 1.0
     one_cut = bench._with_repairs(lambda t: [(0, 4), (5, len(t))])
     assert one_cut("E. coli grew.") == [(0, 13)]  # the repairs drop the cut after "E."
+
+
+def test_segment_bench_disagreements(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers import load_bench_script
+
+    bench = load_bench_script("segment")
+    text = "Rates rose.2,3 They fell. We did 1) this, 2) that."
+    fast = {text: bench.splitters("none")["fast"](text)}
+    ref = {text: bench.splitters("none")["pysbd"](text)}
+    assert bench.agreement(fast, fast) == (1.0, 1.0)
+    same, f1 = bench.agreement(fast, ref)
+    assert same == 0.0 and 0 < f1 < 1
+    units = {text: [(0, 14), (15, 25), (26, len(text))]}  # cut after ".2,3", none in the list
+    bench.disagreements(fast, ref, show=10, data=units)
+    out = capsys.readouterr().out
+    assert "1 of 1 passages differ" in out
+    assert "side with the fast pass on 3 of 3 cuts" in out
+    assert "citation numbers after a period" in out and "inline enumerator" in out
