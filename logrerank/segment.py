@@ -245,8 +245,8 @@ def split_sentences_pysbd(text: str) -> list[Span]:
     """:func:`split_sentences` with pysbd's cut points instead of the fast pass (not memoised).
 
     The splitter as it was before :mod:`logrerank.segment_fast`: the same repairs, headings
-    and junk merging, on cut points from windowed pysbd calls. Some 30 times slower; kept as
-    the reference that ``bench/segment.py`` compares the fast pass with. Same guarantees.
+    and junk merging, on cut points from windowed pysbd calls. 40 to 60 times slower; kept
+    as the reference that ``bench/segment.py`` compares the fast pass with. Same guarantees.
     """
     if not text or text.isspace():
         return []
