@@ -1,24 +1,27 @@
 """Sentence segmentation for scientific text, with exact character offsets.
 
-The boundary detector is `pysbd <https://github.com/nipunsadvilkar/pySBD>`_
-(rule-based, ``language="en"``, ``clean=False``). pysbd only proposes *cut points*; the
-spans themselves are always cut out of the caller's original string, so every returned
-:class:`Span` satisfies ``text[span.start:span.end] == span.text`` whatever pysbd does.
+Candidate boundaries come from a fast regex pass (:mod:`logrerank.segment_fast`) that
+reimplements the rules of `pysbd <https://github.com/nipunsadvilkar/pySBD>`_ that matter on
+scientific text; pysbd itself is only used by the reference splitter
+:func:`split_sentences_pysbd`. The cut points are positions only: every span is cut out of the
+caller's original string, so every returned :class:`Span` satisfies
+``text[span.start:span.end] == span.text``.
 
 Pipeline of :func:`split_sentences`:
 
 1. **Blocks.** The text is split at blank lines (a newline, optional non-newline whitespace,
    another newline). A blank line therefore always ends a sentence; blocks are processed
    independently and nothing is ever merged across them.
-2. **pysbd cut points.** Each block is run through pysbd in windows of ``_WINDOW`` chars
-   (pysbd is quadratic in input length). Only cut points with at least ``_TAIL`` chars of
-   right context inside the window are accepted; the next window restarts at the last
-   accepted cut point, so the result equals a whole-block run up to pysbd's local context. A
-   window without any cut point (e.g. a long unpunctuated run) advances to a word gap that
-   does not follow punctuation, so no artificial boundary is introduced. pysbd's sentence
-   strings are located in the original text by our own offset recovery
-   (:mod:`logrerank.segment_pysbd`); a sentence we cannot locate contributes no cut point, a
-   pysbd exception makes its window contribute none.
+2. **Cut points** (:func:`~logrerank.segment_fast.fast_cuts`): after ``.``, ``!`` or ``?``
+   (closing quotes, brackets and footnote marks stay on the left) and at every newline,
+   except where pysbd's protections apply: its abbreviation lexicon, initials, ``e.g.``-style
+   abbreviations, numbers, quotations and brackets. Citation numbers glued to the period
+   ("disease.42 The") end the sentence after them. Unlike pysbd there is no cut before inline
+   enumerators ("assigned to 1) diet, 2) exercise") or before a number ending a sentence
+   ("areas 44 and 45."); ``bench/README.md`` ("Sentence segmentation") measures the
+   differences on real pools. :func:`split_sentences_pysbd` takes these cut points from pysbd
+   instead, in windows of ``_WINDOW`` chars (pysbd is quadratic in input length) that only
+   accept cuts with ``_TAIL`` chars of right context, and :func:`split_with` from any callable.
 3. **Repairs for scientific text**: a cut point between a *left* and a *right* piece is
    removed when a repair rule fires (non-terminal and weak abbreviations, numbers, caption
    labels, initials across a newline, lower-case continuation), and one is added after a
@@ -27,16 +30,18 @@ Pipeline of :func:`split_sentences`:
 4. **Section headings** (:data:`~logrerank.segment_rules.HEADING`, e.g. ``BACKGROUND``,
    ``MATERIALS AND METHODS``) followed by ``:`` or a newline always start a new sentence,
    even without a preceding period ("... in mice METHODS: we did"). The heading is **joined
-   to the text that follows it**: "BACKGROUND\\nFoo is bar." is one sentence, and any pysbd
-   cut inside the heading or right after it is removed.
+   to the text that follows it**: "BACKGROUND\\nFoo is bar." is one sentence, and any cut
+   inside the heading or right after it is removed.
 5. **Junk fragments** (:func:`~logrerank.segment_rules.is_junk`: ``"E."``, ``"(1)"``,
    ``"[12]"``, ``"et al."``) are splitting errors, merged into a neighbour: forward when the
-   piece ends with ``<letter or digit>.`` or looks like ``(a)``/``1)`` (an initial,
+   piece ends with ``<letter or digit>.`` or looks like ``(a)``/``1)``/``3.)`` (an initial,
    enumerator or abbreviation that belongs to what follows), otherwise backward (a trailing
    citation or stray punctuation); never across a heading start or a blank line.
 
 Finally each piece is stripped of surrounding whitespace. Whitespace is what
-:meth:`str.isspace` says it is, so stripping agrees with :meth:`str.strip`.
+:meth:`str.isspace` says it is, so stripping agrees with :meth:`str.strip`. A 50-passage pool
+takes a few milliseconds (pysbd took a quarter of a second); texts up to 20,000 chars are also
+memoised.
 
 :func:`window_sentences` then groups consecutive sentences into token-budgeted windows.
 """
@@ -45,12 +50,14 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from .segment_fast import fast_cuts
 from .segment_pysbd import get_segmenter, locate, next_nonspace, prev_nonspace_end, run_pysbd
-from .segment_rules import ENUMERATOR, HEADING, JUNK_MAX, LABEL_CUT, is_junk, keep_cut
+from .segment_rules import ENUMERATOR, JUNK_MAX, heading_spans, is_junk, keep_cut, label_cuts
 
-__all__ = ["Span", "split_sentences", "window_sentences"]
+__all__ = ["Span", "split_sentences", "split_sentences_pysbd", "split_with", "window_sentences"]
 
 
 @dataclass(frozen=True)
@@ -126,14 +133,9 @@ def _pysbd_cuts(text: str, start: int, end: int) -> list[int]:
     return cuts
 
 
-def _heading_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Structured-abstract headings in ``text[start:end]`` as (start, end) incl. colon."""
-    return [(m.start(), m.end()) for m in HEADING.finditer(text, start, end)]
-
-
-def _segment_block(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Split one blank-line-free block into stripped (start, end) sentence ranges."""
-    raw = _pysbd_cuts(text, start, end)
+def _segment_block(text: str, start: int, end: int, raw: list[int]) -> list[tuple[int, int]]:
+    """Split one blank-line-free block at the candidate cuts ``raw`` (steps 3-5) into stripped
+    (start, end) sentence ranges."""
 
     # 3. Repairs: walk the cut points left to right, dropping the false ones.
     cuts: list[int] = []
@@ -150,14 +152,14 @@ def _segment_block(text: str, start: int, end: int) -> list[tuple[int, int]]:
             left_start = c
 
     # 3b. Single capital letters used as labels ("group A. The") end a sentence.
-    extra = [m.end() for m in LABEL_CUT.finditer(text, start, end)]
+    extra = label_cuts(text, start, end)
     if extra:
         cuts = sorted(set(cuts).union(extra))
 
     # 4. Headings start a sentence and are joined to what follows: drop cut points in
     # (heading start, first char of the heading's body], add one at each heading start.
     protected: set[int] = set()
-    headings = _heading_spans(text, start, end)
+    headings = heading_spans(text, start, end)
     if headings:
         kept: list[int] = []
         h = 0
@@ -239,8 +241,45 @@ def clear_cache() -> None:
     _split_cached.cache_clear()
 
 
-def _split(text: str) -> list[Span]:
-    """:func:`split_sentences` without the memo."""
+def split_sentences_pysbd(text: str) -> list[Span]:
+    """:func:`split_sentences` with pysbd's cut points instead of the fast pass (not memoised).
+
+    The splitter as it was before :mod:`logrerank.segment_fast`: the same repairs, headings
+    and junk merging, on cut points from windowed pysbd calls. 40 to 60 times slower; kept
+    as the reference that ``bench/segment.py`` compares the fast pass with. Same guarantees.
+    """
+    if not text or text.isspace():
+        return []
+    return _split(text, _pysbd_cuts)
+
+
+def split_with(text: str, cutter: Callable[[str, int, int], list[int]]) -> list[Span]:
+    """Split ``text`` with another source of candidate cut points (step 2), not memoised.
+
+    Blocks, repairs, headings and junk merging are those of :func:`split_sentences`, so the
+    guarantees hold for any ``cutter`` (e.g. an external splitter's boundaries, as in
+    ``bench/segment.py``).
+
+    Args:
+        text: The passage to segment.
+        cutter: ``cutter(text, start, end)`` returns candidate cut offsets for the block
+            ``text[start:end]``; offsets outside ``(start, end)`` are ignored.
+
+    Returns:
+        The sentences as :class:`Span` objects, in text order.
+    """
+    if not text or text.isspace():
+        return []
+
+    def checked(t: str, start: int, end: int) -> list[int]:
+        return sorted({c for c in cutter(t, start, end) if start < c < end})
+
+    return _split(text, checked)
+
+
+def _split(text: str, cutter: Callable[[str, int, int], list[int]] = fast_cuts) -> list[Span]:
+    """:func:`split_sentences` without the memo, with ``cutter`` for step 2 (its cuts must be
+    sorted, distinct and strictly inside the block)."""
     spans: list[Span] = []
     block_start = 0
     breaks = [(m.start(), m.end()) for m in _BLANK_LINE.finditer(text)]
@@ -251,7 +290,7 @@ def _split(text: str) -> list[Span]:
         block_start = b_end
         if s >= e:
             continue
-        for ps, pe in _segment_block(text, s, e):
+        for ps, pe in _segment_block(text, s, e, cutter(text, s, e)):
             spans.append(Span(ps, pe, text[ps:pe]))
     return spans
 

@@ -1,4 +1,5 @@
-"""The pysbd adapter of the sentence splitter (:mod:`logrerank.segment`) and its offset helpers.
+"""The pysbd adapter of the reference sentence splitter
+(:func:`logrerank.segment.split_sentences_pysbd`) and the offset helpers of both splitters.
 
 pysbd (rule-based, ``language="en"``, ``clean=False``) is built lazily once per process. Only
 its sentence strings are used; they are located in the original text by :func:`locate`, since

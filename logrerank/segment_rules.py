@@ -1,6 +1,6 @@
 """The repair rules of the sentence splitter (:mod:`logrerank.segment`): the lexicon of
 scientific-text abbreviations, caption labels, label nouns and structured-abstract headings, and
-the two decisions built on it, :func:`keep_cut` (is a pysbd cut point real?) and
+the two decisions built on it, :func:`keep_cut` (is a candidate cut point real?) and
 :func:`is_junk` (can a piece not stand alone as a sentence?).
 
 **Repairs** (a cut point between a *left* and a *right* piece is removed when any rule fires):
@@ -48,6 +48,10 @@ never headings.
 ``"..."``, ``"[12]"``) or that is nothing but a known abbreviation (``"et al."``, ``"Fig."``).
 Pieces longer than ``JUNK_MAX`` chars are never junk. Real short sentences with two or more
 letters ("Yes.", "No.", "OK.") are kept.
+
+:func:`label_cuts` and :func:`heading_spans` give exactly the matches of :data:`LABEL_CUT` and
+:data:`HEADING` but try the patterns only at rare anchors (together they took a third of the
+splitter's time once pysbd was gone).
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ _CAPTION_LABEL = re.compile(
     r"(?:Table|TABLE|Tab\.|Figure|FIGURE|Fig\.|FIG\.|Scheme|Box|Chart|Appendix|Algorithm)"
     r"\s*S?(?:\d+[A-Za-z]?|[IVXL]+)\."
 )
-ENUMERATOR = re.compile(r"\(?(?:\d{1,3}|[A-Za-z])\)")
+ENUMERATOR = re.compile(r"\(?(?:\d{1,3}|[A-Za-z])\.?\)")  # "(a)", "1)", "3.)"
 # "in group A. The ..." : pysbd never splits after a single capital letter (it treats it as
 # an initial); after these label nouns the letter is a label and the sentence may end.
 _LABEL_NOUNS = (
@@ -110,6 +114,72 @@ HEADING = re.compile(
 )
 
 
+# Fast scans for LABEL_CUT and HEADING. Both patterns open with a lookbehind, so the regex
+# engine tries them at every char; these find rare anchors with a plain substring search first
+# (a period before a capitalised word; a colon or newline) and try the rule only there. They
+# give exactly the matches of ``finditer`` (tested on real pools and generated text).
+_LABEL_DOT = re.compile(r"\.\s+(?=[A-Z][a-z])")
+_LABEL_NOUN_END = re.compile(rf"(?<![\w-])(?i:{_LABEL_NOUNS})\Z")
+_CAPS_RUN = re.compile(r"[A-Z]{3,}")
+_HEADING_PUNCT = frozenset(",/&'-")
+
+
+def label_cuts(text: str, start: int, end: int) -> list[int]:
+    """``[m.end() for m in LABEL_CUT.finditer(text, start, end)]``, in a fraction of the time."""
+    out = []
+    for m in _LABEL_DOT.finditer(text, start, end):
+        p = m.start()
+        if p - 2 < start or not ("A" <= text[p - 1] <= "Z") or not text[p - 2].isspace():
+            continue
+        j = p - 2
+        while j > start and text[j - 1].isspace():
+            j -= 1
+        if j > start and _LABEL_NOUN_END.search(text, max(start, j - 12), j):
+            out.append(m.end())
+    return out
+
+
+def _anchors(text: str, start: int, end: int) -> list[int]:
+    """Offsets of every ``:`` and newline in ``text[start:end]``, sorted."""
+    out = []
+    for ch in ":\n":
+        i = text.find(ch, start, end)
+        while i >= 0:
+            out.append(i)
+            i = text.find(ch, i + 1, end)
+    return sorted(out)
+
+
+def heading_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """``[m.span() for m in HEADING.finditer(text, start, end)]``, in a fraction of the time.
+
+    A heading is made of capitals, ``,/&'-`` and non-newline whitespace up to the ``:`` or the
+    newline that ends it, and starts at the start of a maximal run of three or more capitals (it
+    never follows a word char). So only such runs in such stretches before a ``:`` or newline
+    are tried, left to right, as ``finditer`` would.
+    """
+    out: list[tuple[int, int]] = []
+    last = start
+    for a in _anchors(text, start, end):
+        j = a
+        while j > last:
+            c = text[j - 1]
+            if not ("A" <= c <= "Z" or c in _HEADING_PUNCT or (c.isspace() and c != "\n")):
+                break
+            j -= 1
+        if a - j < 3:
+            continue
+        for run in _CAPS_RUN.finditer(text, j, a):
+            p = run.start()
+            if p < last:
+                continue
+            m = HEADING.match(text, p, end)
+            if m is not None:
+                out.append(m.span())
+                last = m.end()
+    return out
+
+
 def _strip_closers(s: str) -> str:
     """Drop trailing closing quotes/brackets, e.g. ``'done.")'`` -> ``'done.'``."""
     return s.rstrip(_CLOSERS)
@@ -138,7 +208,7 @@ def _is_lower_word(s: str) -> bool:
 
 
 def keep_cut(left: str, right: str, whole: bool = True) -> bool:
-    """Decide whether a pysbd cut between two stripped, non-empty pieces is real.
+    """Decide whether a candidate cut between two stripped, non-empty pieces is real.
 
     Args:
         left: The end of the text before the cut (right-stripped), possibly already merged.
@@ -170,7 +240,7 @@ def keep_cut(left: str, right: str, whole: bool = True) -> bool:
         return True
     if last in ".…":
         return not _is_lower_word(right)
-    # No terminal punctuation: pysbd cut at a (single) newline or similar.
+    # No terminal punctuation: a cut at a (single) newline or similar.
     if first == "(":
         word = _first_word(right[1:])
         return not (len(word) >= 2 and word.islower())

@@ -160,33 +160,38 @@ def test_no_split_inside_abbreviations(text: str, expected: list[str]) -> None:
     assert sents(text) == expected
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "et al.",
-        "Fig. 2",
-        "Figs. 3",
-        "Eq. 3",
-        "e.g.",
-        "i.e.",
-        "vs.",
-        "cf.",
-        "approx.",
-        "No. 5",
-        "Dr.",
-        "0.05",
-        "p < 0.05",
-        "p=.03",
-        "E. coli",
-        "S. aureus",
-        "C. elegans",
-        "J. Smith",
-        "Table 1.",
-        "ca.",
-    ],
-)
+PROTECTED_TOKENS = [
+    "et al.",
+    "Fig. 2",
+    "Figs. 3",
+    "Eq. 3",
+    "e.g.",
+    "i.e.",
+    "vs.",
+    "cf.",
+    "approx.",
+    "No. 5",
+    "Dr.",
+    "0.05",
+    "p < 0.05",
+    "p=.03",
+    "E. coli",
+    "S. aureus",
+    "C. elegans",
+    "J. Smith",
+    "Table 1.",
+    "ca.",
+]
+
+
+def protected_passage(token: str) -> str:
+    """A three-sentence passage with ``token`` in the middle sentence."""
+    return f"We measured the first thing. Then {token} appeared in the data here. Done."
+
+
+@pytest.mark.parametrize("text", PROTECTED_TOKENS)
 def test_protected_token_survives_in_context(text: str) -> None:
-    passage = f"We measured the first thing. Then {text} appeared in the data here. Done."
+    passage = protected_passage(text)
     out = sents(passage)
     assert len(out) == 3
     assert text in out[1]
@@ -378,11 +383,13 @@ def test_long_text_speed_and_windowing_consistency(monkeypatch: pytest.MonkeyPat
     assert elapsed < 15.0, f"200k chars took {elapsed:.1f}s"
     assert len(spans) == pytest.approx(3 * 200_000 / len(unit), abs=3)
 
-    # Windowing must not change the result compared with one pysbd call per block.
+    # The pysbd reference splitter's windowing must not change its result compared with one
+    # pysbd call per block (split_sentences_pysbd is not memoised).
     medium = text[:12_000]
-    windowed = split_sentences(medium)
+    windowed = segment.split_sentences_pysbd(medium)
+    check_invariants(medium, windowed)
     monkeypatch.setattr(segment, "_WINDOW", 1_000_000)
-    assert split_sentences(medium) == windowed
+    assert segment.split_sentences_pysbd(medium) == windowed
 
 
 def test_long_unpunctuated_text_is_not_cut() -> None:
@@ -438,11 +445,13 @@ def test_property_invariants(text: str) -> None:
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_TEXT, min_size=1, max_size=8).map("".join))
 def test_property_invariants_with_tiny_pysbd_windows(text: str) -> None:
-    # Exercise the windowed pysbd path (normally only for blocks > 2500 chars).
+    # Exercise the windowed pysbd path of the reference splitter (normally only for blocks
+    # > 2500 chars), and the fast pass on the same longer texts.
+    check_invariants(text, split_sentences(text))
     saved = segment._WINDOW, segment._TAIL, segment._SNAP
     segment._WINDOW, segment._TAIL, segment._SNAP = 120, 30, 20
     try:
-        check_invariants(text, split_sentences(text))
+        check_invariants(text, segment.split_sentences_pysbd(text))
     finally:
         segment._WINDOW, segment._TAIL, segment._SNAP = saved
 
