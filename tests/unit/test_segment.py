@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -368,19 +366,17 @@ def test_odd_inputs_never_raise(text: str) -> None:
     check_invariants(text, split_sentences(text))
 
 
-def test_long_text_speed_and_windowing_consistency(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_long_text_and_windowing_consistency(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 200k-character text splits with exact offsets (its speed is measured by
+    bench/segment.py, never asserted here)."""
     unit = (
         "BACKGROUND: Smith et al. (2020) showed that E. coli grows at approx. 37 C "
         "(p < 0.05; Fig. 2). METHODS: We did x, i.e. y. RESULTS: It worked in 12.5% of "
         "cases vs. 3.1% in controls. "
     )
     text = (unit * (200_000 // len(unit) + 1))[:200_000]
-    split_sentences("Warm up.")
-    t0 = time.perf_counter()
     spans = split_sentences(text)
-    elapsed = time.perf_counter() - t0
     check_invariants(text, spans)
-    assert elapsed < 15.0, f"200k chars took {elapsed:.1f}s"
     assert len(spans) == pytest.approx(3 * 200_000 / len(unit), abs=3)
 
     # The pysbd reference splitter's windowing must not change its result compared with one
