@@ -289,10 +289,22 @@ def run_final(cfg: GraphCVConfig, command: str = "", log=sys.stdout) -> dict[str
             "train_pools": counts,
             "train_minutes": round(m, 2),
         }
-        model.save_pretrained(out, extra={"training": training})
+        model.save_pretrained(out, extra={"training": training, **_provenance(cfg, single)})
         done[seed] = round(m, 2)
         print(f"seed {seed}: trained in {m:.1f} min -> {out}", file=log, flush=True)
     return {"trained": done, "out": cfg.out}
+
+
+def _provenance(cfg: GraphCVConfig, single) -> dict[str, Any]:
+    """The init checkpoint's training records a final checkpoint keeps: its stage 1
+    (``training_local``) and, when routed, the single-passage stage's (``training_single``)."""
+    from ..log_checkpoint import FORMAT, read_config
+
+    init = read_config(Path(cfg.init), FORMAT)
+    out = {k: init[k] for k in ("training_local",) if k in init}
+    if single is not None:
+        out["training_single"] = init.get("training_single", init.get("training"))
+    return out
 
 
 def _route_saved(out: Path, single, log) -> None:
@@ -305,7 +317,8 @@ def _route_saved(out: Path, single, log) -> None:
     saved = LoGReranker.from_pretrained(out, device="cpu")
     if saved.config.single.min_titled == want:
         return
-    extra = {k: v for k, v in read_config(out, FORMAT).items() if k == "training"}
+    keep = ("training", "training_local", "training_single")
+    extra = {k: v for k, v in read_config(out, FORMAT).items() if k in keep}
     attach_single_stage(saved, single)
     saved.save_pretrained(out, extra=extra)
     print(f"{out}: single-passage stage for pools < {want} titled", file=log, flush=True)
