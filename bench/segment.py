@@ -33,6 +33,7 @@ scientific cases of ``tests/unit/test_segment.py`` it passes (by the test's own 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import json
 import random
@@ -168,20 +169,31 @@ def load_pools(n: int) -> list[list[tuple[str, Spans]]]:
 def test_cases() -> list[tuple[str, Callable[[list[str]], bool]]]:
     """The hand-written scientific cases of tests/unit/test_segment.py, each with the test's own
     criterion: the abbreviation, number, species and caption cases (exact sentences), and each
-    protected token inside a three-sentence passage (three sentences, the token in the second)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    try:
-        from tests.unit import test_segment as t
-    except ImportError as err:  # pytest / hypothesis missing: no case column
-        print(f"no test cases: {err}", file=sys.stderr)
+    protected token inside a three-sentence passage (three sentences, the token in the second).
+
+    The cases are read from the test file's source as literals (:mod:`ast`); the test suite is
+    never imported, so the benchmark runs without pytest or hypothesis.
+    """
+    path = Path(__file__).resolve().parents[1] / "tests" / "unit" / "test_segment.py"
+    if not path.is_file():
+        print(f"no test cases: {path} not found", file=sys.stderr)
         return []
+    lists = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
+            name = getattr(node.targets[0], "id", "")
+            if name in ("NO_SPLIT_CASES", "PROTECTED_TOKENS"):
+                lists[name] = node.value.elts
     cases: list[tuple[str, Callable[[list[str]], bool]]] = []
-    for param in t.NO_SPLIT_CASES:
-        text, want = param.values
+    for elt in lists.get("NO_SPLIT_CASES", []):  # pytest.param(text, sentences, id=...)
+        text, want = (ast.literal_eval(a) for a in elt.args[:2])
         cases.append((text, lambda got, want=want: got == want))
-    for token in t.PROTECTED_TOKENS:
+    for elt in lists.get("PROTECTED_TOKENS", []):
+        token = ast.literal_eval(elt)
         check = lambda got, token=token: len(got) == 3 and token in got[1]  # noqa: E731
-        cases.append((t.protected_passage(token), check))
+        cases.append(
+            (f"We measured the first thing. Then {token} appeared in the data here. Done.", check)
+        )
     return cases
 
 
