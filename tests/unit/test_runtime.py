@@ -250,3 +250,13 @@ def test_runtime_flags_and_config() -> None:
     with pytest.raises(ConfigError, match="runtime"):
         LoGConfig(runtime="onnx-fp16").validate()
     assert LoGConfig.from_dict(LoGConfig(runtime="onnx").to_dict()).runtime == "onnx"
+
+
+def test_app_backend_switches_both_models(make_pipeline, tiny_ce_dir) -> None:
+    from logrerank.app.state import Backend
+
+    backend = Backend(log=make_pipeline(), cross_encoder_choice=str(tiny_ce_dir))
+    backend.use_runtime("onnx")
+    assert backend.log.runtime_in_use == "onnx" and backend.cross_encoder.runtime == "onnx"
+    assert "onnx runtime" in backend.device_info()[1]
+    assert backend.startup_warnings() == []
