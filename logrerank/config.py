@@ -177,6 +177,9 @@ class LoGConfig(JsonConfig):
     use_global: bool = True  # ablation switch: False = rank by local scores only (no graph)
     device: str = "auto"  # "auto" (cuda if present), "cpu", "cuda", "cuda:1", ...
     precision: str = "auto"  # "auto" (bf16 autocast where supported), "bf16" or "fp32"
+    # inference runtime of the local stage's transformer layers: "torch", or ONNX Runtime on CPU
+    # ("onnx" float32, "onnx-int8" int8 weights; logrerank/runtime/, bench/README.md)
+    runtime: str = "torch"
     trained: bool = False  # set by training; an untrained model is labelled as such everywhere
 
     SECTIONS = {
@@ -240,4 +243,8 @@ class LoGConfig(JsonConfig):
             raise ConfigError("local.isolated_layers must be >= 0")
         if self.precision not in ("auto", "bf16", "fp32"):
             raise ConfigError(f"precision must be 'auto', 'bf16' or 'fp32', got {self.precision!r}")
+        if self.runtime not in ("torch", "onnx", "onnx-int8"):
+            raise ConfigError(
+                f"runtime must be 'torch', 'onnx' or 'onnx-int8', got {self.runtime!r}"
+            )
         return self

@@ -8,6 +8,8 @@ that inference builds.
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
@@ -35,6 +37,32 @@ def stage_configs(config: LoGConfig, stage: str) -> tuple[GraphConfig, GlobalCon
     if stage == SINGLE:
         return config.single.graph, config.single.global_
     return config.graph, config.global_
+
+
+def stage_graph(
+    config: LoGConfig, stage: str, graph: GraphConfig | None
+) -> tuple[GraphConfig, GlobalConfig]:
+    """Graph settings (a copy) and global settings of ``stage`` (:func:`route`).
+
+    ``graph`` (e.g. the app's knobs) is used as given by the main stage. The single-passage
+    stage starts from its own graph settings and takes the fields where ``graph`` differs
+    from the main stage's (what the user changed); it never gets link edges it has no
+    relation weights for.
+    """
+    base, stage_cfg = stage_configs(config, stage)
+    if graph is None:
+        return dataclasses.replace(base), stage_cfg
+    if stage == MULTI:
+        return dataclasses.replace(graph), stage_cfg
+    changed = {
+        f.name: getattr(graph, f.name)
+        for f in dataclasses.fields(graph)
+        if getattr(graph, f.name) != getattr(config.graph, f.name)
+    }
+    gcfg = dataclasses.replace(base, **changed)
+    if stage_cfg.relations < 11:
+        gcfg.mentions = gcfg.shared_terms = False
+    return gcfg, stage_cfg
 
 
 def graph_inputs(

@@ -50,6 +50,11 @@ class LocalScorer(nn.Module):
         config: head sizes and batching.
     """
 
+    runtime_backend = None
+    """Inference backend of the transformer layers (:class:`~logrerank.runtime.local_runtime.
+    LocalRuntime`, set by ``LoGReranker``); None = torch. Used in eval mode only, while the
+    weights are those it was exported from."""
+
     def __init__(self, encoder: nn.Module, config: LocalConfig):
         super().__init__()
         self.config = config
@@ -102,6 +107,11 @@ class LocalScorer(nn.Module):
         """Parameters of the trainable joint top layers (isolated mode; else empty)."""
         return list(self.joint_layers.parameters()) if self.config.isolated_layers else []
 
+    def _backend(self):
+        """:attr:`runtime_backend` when it applies (eval mode, same weights), else None."""
+        rt = self.runtime_backend
+        return rt if rt is not None and not self.training and rt.serves(self) else None
+
     def _frozen_layers(self, ids: Tensor, pos: Tensor, seg: Tensor) -> tuple[Tensor, Tensor]:
         """The frozen packaged layers on one layout, attention kept inside each segment.
 
@@ -114,6 +124,9 @@ class LocalScorer(nn.Module):
             ``x`` [R, N, d] after the lowest ``isolated_layers`` layers and ``P`` [R, N, d]
             after all layers.
         """
+        rt = self._backend()
+        if rt is not None:
+            return rt.frozen(ids, pos, seg)
         enc, k = self.encoder, self.config.isolated_layers
         N = ids.size(1)
         eye = torch.eye(N, dtype=torch.bool, device=ids.device)[None]  # pads attend to themselves
@@ -222,6 +235,9 @@ class LocalScorer(nn.Module):
         joint = (span >= 0)[:, None, None, :]
         seg = (span >= B).long()  # [B, L] 1 = sentence segment (span ids >= B), 0 = query/pad
         H = x.detach() + self.segment_emb(seg).to(x.dtype)
+        rt = self._backend()
+        if rt is not None:
+            return rt.joint(H, span >= 0), P, x
         for layer in self.joint_layers:
             H = layer(H, joint)
         return H, P, x
@@ -262,7 +278,11 @@ class LocalScorer(nn.Module):
             kwargs = {"input_ids": ids, "attention_mask": batch["attention_mask"]}
             if getattr(self.encoder.config, "type_vocab_size", 0) > 1:
                 kwargs["token_type_ids"] = batch["token_type_ids"]
-            H = self.encoder(**kwargs).last_hidden_state  # [B, L, d]
+            rt = self._backend()
+            if rt is not None:
+                H = rt.encoder(ids, batch["attention_mask"], kwargs.get("token_type_ids"))
+            else:
+                H = self.encoder(**kwargs).last_hidden_state  # [B, L, d]
         pooled = pool(H)
         h_q, h_s = pooled[:W], pooled[W:]  # [W, d], [M, d]
         intent_logits = self.intent_head(h_q)  # [W, 3]

@@ -24,11 +24,11 @@ from torch import nn
 
 from . import backbone as bb
 from . import log_checkpoint as ckpt
-from .config import ContextConfig, GlobalConfig, GraphConfig, LoGConfig
+from .config import ContextConfig, GraphConfig, LoGConfig
 from .context import build_context
 from .global_model import GlobalReranker
 from .graph import PAPER_RELATIONS, edge_counts
-from .graph_inputs import MULTI, SINGLE, global_scores, graph_inputs, route, stage_configs
+from .graph_inputs import SINGLE, global_scores, graph_inputs, route, stage_graph
 from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
 from .links import titled_fraction
@@ -36,6 +36,7 @@ from .local import LocalScorer
 from .local_batches import bf16_linear_copy, params_key, run_local
 from .memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
 from .results import Encoded, build_ranking, final_scores, graph_edges, unscored_sentences
+from .runtime.local_runtime import sync_local_runtime
 from .segment import passage_spans
 from .segment_cache import SegmentCache
 from .tokenize import tokenize
@@ -152,6 +153,8 @@ class LoGReranker(nn.Module):
         ckpt.check_state(model.state_dict(), state, path)
         model.load_state_dict(state, strict=False)
         model.source = str(path)
+        if model.config.runtime != "torch":
+            sync_local_runtime(model)  # export / load the ONNX graphs now, not on the first call
         return model
 
     def save_pretrained(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
@@ -167,8 +170,9 @@ class LoGReranker(nn.Module):
 
     # ------------------------------------------------------------------ inference
     def _autocast(self):
-        """The precision context every forward pass runs under (``config.precision``)."""
-        if self.autocast_dtype is None:
+        """The precision context every forward pass runs under (``config.precision``; float32
+        while an ONNX runtime runs the transformer layers)."""
+        if self.autocast_dtype is None or self.local.runtime_backend is not None:
             return contextlib.nullcontext()
         return torch.autocast(self.device_.type, dtype=self.autocast_dtype)
 
@@ -220,6 +224,9 @@ class LoGReranker(nn.Module):
         timings["tokenize"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
+        runtime = sync_local_runtime(self)  # config.runtime: torch or the ONNX sessions
+        if runtime.warning:
+            warnings.append(runtime.warning)
         scorer = self._inference_scorer()
         # isolated mode: the query-independent lower layers run once per distinct segment
         cache = SegmentCache(scorer) if cfg.local.isolated_layers and self.segment_cache else None
@@ -297,6 +304,8 @@ class LoGReranker(nn.Module):
         """:attr:`local`, or its bf16-Linear copy (:attr:`bf16_weights`) when that applies."""
         if not self.bf16_weights or self.autocast_dtype != torch.bfloat16 or self.training:
             return self.local
+        if self.local.runtime_backend is not None:  # the ONNX runtime runs the Linear layers
+            return self.local
         key = params_key(self.local)
         cached = self.__dict__.get("_bf16_twin")  # plain attribute: not a submodule, not saved
         if cached is not None and cached[0] == key:
@@ -304,6 +313,20 @@ class LoGReranker(nn.Module):
         twin = bf16_linear_copy(self.local)
         self.__dict__["_bf16_twin"] = (key, twin)  # concurrent builders: the last one wins
         return twin
+
+    @property
+    def runtime_in_use(self) -> str:
+        """The runtime the last encode ran on: ``config.runtime``, or ``"torch"`` after a
+        fallback (:mod:`logrerank.runtime`)."""
+        state = self.__dict__.get("_runtime_state")
+        return state.effective if state is not None else "torch"
+
+    def _autocast_dtype_used(self) -> torch.dtype:
+        return (
+            torch.float32
+            if self.local.runtime_backend is not None
+            else (self.autocast_dtype or torch.float32)
+        )
 
     def _max_positions(self) -> int:
         return int(getattr(self.local.encoder.config, "max_position_embeddings", 512))
@@ -336,7 +359,7 @@ class LoGReranker(nn.Module):
         """
         cfg = self.config
         stage = route(cfg, enc)
-        gcfg, stage_cfg = self._stage_graph(stage, graph)
+        gcfg, stage_cfg = stage_graph(cfg, stage, graph)
         if cross_passage is not None:
             gcfg.cross_passage = cross_passage
         if typed is not None:
@@ -379,7 +402,8 @@ class LoGReranker(nn.Module):
             "model": self.source,
             "trained": cfg.trained,
             "device": str(self.device_),
-            "precision": str(self.autocast_dtype or torch.float32).replace("torch.", ""),
+            "precision": str(self._autocast_dtype_used()).replace("torch.", ""),
+            "runtime": self.runtime_in_use,
             "use_global": use_global,
             "global_stage": stage if use_global else None,
             "titled_fraction": round(titled_fraction(enc.passages), 4),
@@ -392,32 +416,6 @@ class LoGReranker(nn.Module):
         if not cfg.trained:
             ranking.warnings.append("model is untrained: " + self.source)
         return ranking
-
-    def _stage_graph(
-        self, stage: str, graph: GraphConfig | None
-    ) -> tuple[GraphConfig, GlobalConfig]:
-        """Graph settings (a copy) and global settings of ``stage`` (:func:`route`).
-
-        ``graph`` (e.g. the app's knobs) is used as given by the main stage. The single-passage
-        stage starts from its own graph settings and takes the fields where ``graph`` differs
-        from the main stage's (what the user changed); it never gets link edges it has no
-        relation weights for.
-        """
-        cfg = self.config
-        base, stage_cfg = stage_configs(cfg, stage)
-        if graph is None:
-            return dataclasses.replace(base), stage_cfg
-        if stage == MULTI:
-            return dataclasses.replace(graph), stage_cfg
-        changed = {
-            f.name: getattr(graph, f.name)
-            for f in dataclasses.fields(graph)
-            if getattr(graph, f.name) != getattr(cfg.graph, f.name)
-        }
-        gcfg = dataclasses.replace(base, **changed)
-        if stage_cfg.relations < 11:
-            gcfg.mentions = gcfg.shared_terms = False
-        return gcfg, stage_cfg
 
     def rerank(self, query: str, passages: Any, **switches: Any) -> Ranking:
         """Rerank the sentences (and passages) of ``passages`` for ``query``.

@@ -79,6 +79,8 @@ class Models:
     checkpoint: str | None = None  # LoG checkpoint folder (None = bundled default)
     cross_encoder_path: str | None = None  # cross-encoder folder (None = bundled default)
     device: str = "auto"
+    runtime: str = "torch"  # transformer runtime of LoG and the cross-encoder (logrerank.runtime)
+    precision: str | None = None  # torch autocast of both (None: the checkpoint's / "auto")
     memo_cross_encoder: bool = False  # memoise cross-encoder scores across rankers (eval)
     _log: Any = None
     _bi: Any = None
@@ -91,7 +93,10 @@ class Models:
         if self._log is None:
             from .pipeline import LoGReranker
 
-            self._log = LoGReranker.from_pretrained(self.checkpoint, device=self.device)
+            extra = {"precision": self.precision} if self.precision else {}
+            self._log = LoGReranker.from_pretrained(
+                self.checkpoint, device=self.device, runtime=self.runtime, **extra
+            )
         return self._log
 
     @property
@@ -108,7 +113,12 @@ class Models:
             from .baselines.cross_encoder import MemoCrossEncoder
             from .models.cross_encoder import CrossEncoder
 
-            ce = CrossEncoder(self.cross_encoder_path, device=self.device)
+            ce = CrossEncoder(
+                self.cross_encoder_path,
+                device=self.device,
+                precision=self.precision or "auto",
+                runtime=self.runtime,
+            )
             self._ce = MemoCrossEncoder.wrap(ce) if self.memo_cross_encoder else ce
         return self._ce
 

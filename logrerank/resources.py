@@ -11,6 +11,7 @@ what                    default                                override
 bundled checkpoints     ``logrerank/checkpoints/<name>``       ``$LOGRERANK_CHECKPOINTS/<name>``
 public datasets         ``../shared/data`` (from the cwd)      ``$LOGRERANK_DATA``
 built pools             ``.cache/pools`` (in the cwd)          ``$LOGRERANK_CACHE/pools``
+exported ONNX models    ``~/.cache/logrerank/onnx``            ``$LOGRERANK_CACHE/onnx``
 ======================  =====================================  ==================================
 """
 
@@ -56,3 +57,17 @@ def cache_dir() -> Path:
     working directory."""
     root = _env_path(CACHE_ENV_VAR)
     return (root or Path.cwd() / ".cache") / "pools"
+
+
+def model_cache_dir(kind: str = "onnx") -> Path:
+    """Folder for models derived from the weights on first use (the ONNX runtime's graphs).
+
+    ``$LOGRERANK_CACHE/<kind>`` when the variable is set, else ``$XDG_CACHE_HOME/logrerank/<kind>``
+    (default ``~/.cache/logrerank/<kind>``): unlike the pools they do not depend on the working
+    directory, so one export serves every checkout and the installed package. Not created here.
+    """
+    root = _env_path(CACHE_ENV_VAR)
+    if root:
+        return root / kind
+    xdg = _env_path("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return xdg / "logrerank" / kind

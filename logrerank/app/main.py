@@ -361,6 +361,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="cross-encoder folder to compare against (sentence-transformers or Hugging Face "
         "sequence-classification; default $LOGRERANK_CROSS_ENCODER, else the bundled one)",
     )
+    runtimes = ["torch", "onnx", "onnx-int8"]  # logrerank.runtime; default $LOGRERANK_RUNTIME
+    parser.add_argument("--runtime", choices=runtimes, help="transformer runtime of both models")
     return parser.parse_args(argv)
 
 
@@ -374,6 +376,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             ``$GRADIO_SERVER_NAME`` (default 127.0.0.1).
     """
     args = parse_args(argv)
+    if args.runtime and args.runtime != BACKEND.runtime:
+        BACKEND.use_runtime(args.runtime)  # unavailable: torch + a status-panel warning
     if args.cross_encoder:
         BACKEND.use_cross_encoder(args.cross_encoder)  # unloadable: UNAVAILABLE + warning
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"

@@ -82,6 +82,10 @@ below it (off-topic sentences) are left out; the first unit is always kept."""
 CROSS_ENCODER_ENV = "LOGRERANK_CROSS_ENCODER"
 """Environment variable naming the app's cross-encoder folder (``--cross-encoder DIR`` wins)."""
 
+RUNTIME_ENV = "LOGRERANK_RUNTIME"
+"""Environment variable naming the app's transformer runtime, ``torch`` (default), ``onnx`` or
+``onnx-int8`` (:mod:`logrerank.runtime`; ``--runtime`` wins)."""
+
 APP_PASSAGE_CACHE_MB = 128.0
 """Passage cache of the app's LoG model (:attr:`LoGReranker.passage_cache_mb`): a new question
 over passages already seen runs only the query and the joint layer (about 4 pools of 50)."""
@@ -98,12 +102,14 @@ class Backend:
         cross_encoder_error: why it could not be loaded.
         cross_encoder_choice: ``"bundled"``, the user's folder, or ``""`` (a model given by
             the caller, or none).
+        runtime: the transformer runtime of both models (:mod:`logrerank.runtime`).
     """
 
     log: Any
     cross_encoder: Any = None
     cross_encoder_error: str | None = None
     cross_encoder_choice: str = ""
+    runtime: str = "torch"
     _rankers: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -114,12 +120,13 @@ class Backend:
             log_model: an already loaded :class:`LoGReranker` (None = ``from_pretrained()``).
             cross_encoder: see :meth:`use_cross_encoder`.
         """
+        runtime = os.environ.get(RUNTIME_ENV, "").strip() or "torch"
         if log_model is None:
             from ..pipeline import LoGReranker
 
-            log_model = LoGReranker.from_pretrained()
+            log_model = LoGReranker.from_pretrained(runtime=runtime)
             log_model.passage_cache_mb = APP_PASSAGE_CACHE_MB
-        backend = cls(log=log_model)
+        backend = cls(log=log_model, runtime=runtime)
         backend.use_cross_encoder(cross_encoder)
         return backend
 
@@ -142,7 +149,8 @@ class Backend:
 
             choice = "bundled" if str(cross_encoder) == "bundled" else str(cross_encoder)
             try:
-                cross_encoder = CrossEncoder(None if choice == "bundled" else choice)
+                path = None if choice == "bundled" else choice
+                cross_encoder = CrossEncoder(path, runtime=self.runtime)
             except Exception as exc:  # degrade visibly, never crash the app
                 cross_encoder, error = None, f"{type(exc).__name__}: {exc}"
                 if choice != "bundled":
@@ -162,12 +170,25 @@ class Backend:
             "without a cross-encoder"
         )
 
+    def use_runtime(self, runtime: str) -> None:
+        """Switch both models to ``runtime`` (the cross-encoder is reloaded with it)."""
+        from ..runtime.local_runtime import sync_local_runtime
+
+        self.runtime = self.log.config.runtime = runtime
+        sync_local_runtime(self.log)
+        self.use_cross_encoder(self.cross_encoder_choice or "default")
+
     def startup_warnings(self) -> list[str]:
-        """Start-up warnings for the status panel: a user's cross-encoder that failed to load."""
+        """Start-up warnings for the status panel: a user's cross-encoder that failed to load,
+        a runtime that fell back to torch."""
         choice, error = self.cross_encoder_choice, self.cross_encoder_error
+        out = []
         if self.cross_encoder is None and error and choice not in ("", "bundled"):
-            return [self._folder_warning(choice, error)]
-        return []
+            out.append(self._folder_warning(choice, error))
+        state = self.log.__dict__.get("_runtime_state")
+        out += [w for w in (getattr(state, "warning", None),) if w]
+        ce_warning = getattr(self.cross_encoder, "runtime_warning", None)
+        return out + ([ce_warning] if ce_warning and ce_warning not in out else [])
 
     def rankers(self) -> dict[str, Any]:
         """Library baselines for the comparison (built once; see :mod:`logrerank.rankers`)."""
@@ -204,7 +225,10 @@ class Backend:
         return rows
 
     def device_info(self) -> tuple[str, str]:
-        """(device, precision) of the LoG model."""
+        """(device, precision) of the LoG model; the precision names an ONNX runtime in use."""
+        runtime = self.log.runtime_in_use
+        if runtime != "torch":
+            return str(self.log.device_), f"float32 activations, {runtime} runtime"
         prec = str(self.log.autocast_dtype or "float32").replace("torch.", "")
         return str(self.log.device_), prec
 
@@ -331,6 +355,7 @@ __all__ = [
     "AUTO_CONTEXT_TOKENS",
     "AUTO_FLAT_SHARE",
     "CROSS_ENCODER_ENV",
+    "RUNTIME_ENV",
     "DEFAULT_CONTEXT_TOKENS",
     "DEFAULT_MIN_SCORE",
     "DETAIL_COLUMNS",

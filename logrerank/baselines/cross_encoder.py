@@ -150,9 +150,12 @@ class CrossEncoderRanker:
         model = self.model
         timings = {"cross_encoder_load": time.perf_counter() - t0}
         warnings = [] if model.trained else [untrained_warning(model)]
+        if getattr(model, "runtime_warning", None):
+            warnings.append(model.runtime_warning)
         info = {
             "model_source": model.source,
             "trained": model.trained,
+            "runtime": getattr(model, "runtime", "torch"),
             "level": self.level,
             "max_chars": self.max_chars,
         }

@@ -59,8 +59,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     names = [n.strip() for n in args.rankers.split(",") if n.strip()]
     # One memo for the cross-encoder rankers: each (query, text) pair is scored once per run
     # (their sec_per_query then reflects memo hits; `logrerank bench` times them without one).
+    runtime = getattr(args, "runtime", "torch")
+    if runtime != "torch" and getattr(args, "quantize", "none") != "none":
+        raise InputError("--quantize int8 is torch's int8; use --runtime onnx-int8 instead")
     models = Models(
-        args.checkpoint, args.cross_encoder, device=args.device, memo_cross_encoder=True
+        args.checkpoint,
+        args.cross_encoder,
+        device=args.device,
+        runtime=runtime,
+        precision=getattr(args, "precision", None),
+        memo_cross_encoder=True,
     )
     quantized = {}
     if getattr(args, "quantize", "none") == "int8":
@@ -90,6 +98,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "cross_encoder_memo": True,
         "quantize": getattr(args, "quantize", "none"),
         "quantized": quantized,
+        "runtime": runtime,
+        "runtime_in_use": _runtimes_in_use(models),
+        "precision": getattr(args, "precision", None) or "checkpoint",
         "passage_cache_mb": passage_cache_mb,
         "pool_stats": {k: v for k, v in stats.items() if not isinstance(v, (list, dict))},
     }
@@ -103,8 +114,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _runtimes_in_use(models) -> dict[str, str]:
+    """The runtime each loaded transformer model actually ran on (after any fallback)."""
+    used = {}
+    if models._log is not None:
+        used["log"] = models.log.runtime_in_use
+    if models._ce is not None:
+        used["cross_encoder"] = models.cross_encoder.runtime
+    return used
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Declare ``eval`` and its options."""
+    from .rerank import add_runtime_argument
+
     e = sub.add_parser("eval", help="evaluate rankers on a benchmark (same pools for all)")
     e.add_argument("--benchmark", "-b", help="scifact, citint, pubmedqa, hotpotqa, musique")
     e.add_argument("--split", help="split (default: scifact/citint dev, pubmedqa test, ...)")
@@ -124,6 +147,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="none",
         choices=["none", "int8"],
         help="int8: dynamic int8 Linear layers in LoG and the cross-encoder (CPU; fp32 activations)",
+    )
+    add_runtime_argument(e)
+    e.add_argument(
+        "--precision",
+        choices=["auto", "bf16", "fp32"],
+        help="torch autocast of LoG and the cross-encoder (default: the checkpoint's, auto)",
     )
     e.add_argument(
         "--passage-cache-mb",

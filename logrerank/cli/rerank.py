@@ -9,6 +9,19 @@ from pathlib import Path
 
 from ..types import InputError, Ranking
 
+
+def add_runtime_argument(parser: argparse.ArgumentParser) -> None:
+    """``--runtime`` (:mod:`logrerank.runtime`), shared by ``rerank``, ``eval`` and ``app``."""
+    parser.add_argument(
+        "--runtime",
+        default="torch",
+        choices=["torch", "onnx", "onnx-int8"],
+        help="transformer runtime of LoG and the cross-encoder: torch, or ONNX Runtime on CPU "
+        "(onnx = float32, onnx-int8 = int8 weights); needs logrerank[onnx], else torch with a "
+        "warning",
+    )
+
+
 LIMIT_FLAGS = {
     "max_passages": "--max-passages",
     "max_chars_per_passage": "--max-chars-per-passage",
@@ -72,7 +85,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     if not query:
         raise InputError("no question: pass --query (or a {'question', 'ctxs'} JSON file)")
     prepare_input(query, passages, limits)  # bad input fails before the model loads
-    model = LoGReranker.from_pretrained(args.checkpoint, device=args.device)
+    model = LoGReranker.from_pretrained(args.checkpoint, device=args.device, runtime=args.runtime)
     model.limits = limits
     switches = {}
     if args.local_only:
@@ -99,6 +112,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--out", "-o", help="write the full ranking as JSON here")
     r.add_argument("--checkpoint", help="checkpoint folder (default: bundled)")
     r.add_argument("--device", default="auto", help="auto, cpu, cuda")
+    add_runtime_argument(r)
     r.add_argument("--top", type=int, default=10, help="sentences to print")
     r.add_argument("--local-only", action="store_true", help="ablation: no graph stage")
     r.add_argument("--no-cross", action="store_true", help="ablation: no cross-passage edges")

@@ -51,7 +51,7 @@ from typing import Any
 
 from .peak_memory import Memory
 from .speed_inputs import scifact_pools, synthetic_pools
-from .speed_report import analyse, check_targets, markdown
+from .speed_report import analyse, check_targets, markdown, summary
 from .speed_runs import load_models, run_bm25, run_ce, run_log
 
 
@@ -68,6 +68,13 @@ def add_speed_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default="none",
         choices=["none", "int8"],
         help="int8: dynamic int8 Linear layers in LoG's encoder and the cross-encoder (CPU)",
+    )
+    ap.add_argument(
+        "--runtime",
+        default="torch",
+        help="transformer runtime of LoG and the cross-encoder: torch, onnx, onnx-int8 "
+        "(logrerank.runtime), or a comma list (torch,onnx,onnx-int8): each runtime's models run "
+        "interleaved on the same pools, the first one gives the main tables",
     )
     ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
     ap.add_argument(
@@ -114,6 +121,7 @@ def measure(
     warmup: int = 1,
     mem: Memory | None = None,
     prefill: bool = False,
+    others: dict[str, tuple[Any, Any]] | None = None,
 ) -> dict[str, Any]:
     """Run the interleaved benchmark on ``pools`` (the first ``warmup`` untimed).
 
@@ -124,6 +132,8 @@ def measure(
         warmup: leading pools run once per ranker, untimed.
         mem: memory tracker (a new one when None).
         prefill: put each pool's passages in LoG's passage cache before timing it.
+        others: ``{runtime: (log_model, ce)}`` further models, timed in the same rotation as
+            ``log@<runtime>`` and ``ce@<runtime>``.
 
     Returns:
         ``{"rows": {"log": [...], "ce": [...], "ce_full": [...], "bm25": [...]},
@@ -142,6 +152,10 @@ def measure(
         "ce_full": lambda q, p, i: run_ce(ce_full, q, p),
         "bm25": lambda q, p, i: run_bm25(bm25, q, p),
     }
+    for rt, (other_log, other_ce) in (others or {}).items():
+        other_ranker = CrossEncoderRanker(other_ce, level="passage")
+        runners[f"log@{rt}"] = lambda q, p, i, m=other_log: run_log(m, q, p, i, prefill)
+        runners[f"ce@{rt}"] = lambda q, p, i, r=other_ranker: run_ce(r, q, p)
     names = list(runners)
     rows: dict[str, list[dict[str, Any]]] = {k: [] for k in names}
     warm: dict[str, list[float]] = {k: [] for k in names}
@@ -180,29 +194,35 @@ def run(args: argparse.Namespace) -> int:
 
     from ..backbone import pick_device
 
+    runtimes = parse_runtimes(args.runtime, args.quantize)
     mem = Memory(cuda=pick_device(args.device).type == "cuda")
-    models = load_models(
-        args.checkpoint,
-        args.cross_encoder,
-        args.device,
-        args.precision,
-        args.quantize,
-        mem,
-    )
+    loaded = {}
+    for rt in runtimes:
+        loaded[rt] = load_models(
+            args.checkpoint,
+            args.cross_encoder,
+            args.device,
+            args.precision,
+            args.quantize,
+            mem,
+            runtime=rt,
+        )
+        _configure(loaded[rt]["log"], args)
+    models = loaded[runtimes[0]]
     log_model, ce = models["log"], models["ce"]
-    log_model.segment_cache = args.segment_cache == "on"
-    if args.pack_length is not None:
-        if args.pack_length < 0:
-            raise InputError("--pack-length must be >= 0")
-        log_model.config.local.pack_length = args.pack_length
+    others = {rt: (m["log"], m["ce"]) for rt, m in loaded.items() if rt != runtimes[0]}
     from ..memory import freeze_startup_objects
 
     frozen = freeze_startup_objects()  # as the app does after start-up: no full-GC pauses
     prefill = args.passage_cache == "pool"
     if prefill:
         log_model.passage_cache_mb = 256.0
-    out = measure(pools, log_model, ce, args.warmup, mem, prefill)
+    if prefill:
+        for other_log, _ in others.values():
+            other_log.passage_cache_mb = 256.0
+    out = measure(pools, log_model, ce, args.warmup, mem, prefill, others)
     a = analyse(out["rows"])
+    by_runtime = compare_runtimes(out["rows"], loaded, runtimes)
     memory = mem.report()
     warnings = sorted({w for r in out["rows"]["log"] for w in r["warnings"]})
     if not log_model.config.trained:
@@ -219,6 +239,9 @@ def run(args: argparse.Namespace) -> int:
             "precision": str(log_model.autocast_dtype or torch.float32).replace("torch.", ""),
             "ce_precision": str(ce.autocast or torch.float32).replace("torch.", ""),
             "quantize": args.quantize,
+            "runtime": args.runtime,
+            "log_runtime_in_use": log_model.runtime_in_use,
+            "ce_runtime_in_use": ce.runtime,
             "segment_cache": args.segment_cache,
             "pack_length": log_model.config.local.pack_length,
             "passage_cache": args.passage_cache,
@@ -238,6 +261,7 @@ def run(args: argparse.Namespace) -> int:
         "quantize": models["quantize"],
         "warmup_s": out["warmup_s"],
         "analysis": a,
+        "runtimes": by_runtime,
         "memory": memory,
         "targets": check_targets(a, memory["process_peak_rss_mb"]),
         "rows": out["rows"],
@@ -251,6 +275,60 @@ def run(args: argparse.Namespace) -> int:
     print(md)
     print(f"\nwrote {dest / 'results.json'} and {dest / 'results.md'}")
     return 0
+
+
+def parse_runtimes(spec: str, quantize: str = "none") -> list[str]:
+    """The runtimes of ``--runtime`` (one or a comma list; the first gives the main tables).
+
+    Raises:
+        InputError: an unknown or repeated runtime, or an ONNX runtime with ``--quantize int8``.
+    """
+    from ..runtime import RUNTIMES
+    from ..types import InputError
+
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    bad = [n for n in names if n not in RUNTIMES]
+    if not names or bad or len(set(names)) < len(names):
+        raise InputError(
+            f"--runtime takes distinct names among {', '.join(RUNTIMES)}; got {spec!r}"
+        )
+    if quantize != "none" and any(n != "torch" for n in names):
+        raise InputError("--quantize int8 is torch's int8; use --runtime onnx-int8 instead")
+    return names
+
+
+def _configure(log_model: Any, args: argparse.Namespace) -> None:
+    """Apply ``--segment-cache`` and ``--pack-length`` to a loaded LoG model."""
+    from ..types import InputError
+
+    log_model.segment_cache = args.segment_cache == "on"
+    if args.pack_length is not None:
+        if args.pack_length < 0:
+            raise InputError("--pack-length must be >= 0")
+        log_model.config.local.pack_length = args.pack_length
+
+
+def compare_runtimes(
+    rows: dict[str, list[dict[str, Any]]], loaded: dict[str, dict[str, Any]], runtimes: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Per runtime: p50 seconds of LoG (end to end, local stage), the cross-encoder, their
+    ratio, the runtime each model actually ran on and its load seconds."""
+    out = {}
+    for i, rt in enumerate(runtimes):
+        log_rows = rows["log"] if i == 0 else rows[f"log@{rt}"]
+        ce_rows = rows["ce"] if i == 0 else rows[f"ce@{rt}"]
+        log_p50 = summary([r["e2e"] for r in log_rows])["p50"]
+        ce_p50 = summary([r["e2e"] for r in ce_rows])["p50"]
+        out[rt] = {
+            "log_p50": log_p50,
+            "log_local_p50": summary([r["local"] for r in log_rows])["p50"],
+            "ce_p50": ce_p50,
+            "log_over_ce_p50": log_p50 / ce_p50 if ce_p50 else float("nan"),
+            "log_in_use": loaded[rt]["log"].runtime_in_use,
+            "ce_in_use": loaded[rt]["ce"].runtime,
+            "load_s": loaded[rt]["load_s"],
+        }
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -113,6 +113,23 @@ def _f(x: float, nd: int = 3) -> str:
     return "–" if x != x else f"{x:.{nd}f}"
 
 
+def runtime_lines(by_runtime: dict[str, dict[str, Any]]) -> list[str]:
+    """The runtime comparison table (``--runtime a,b,...``; nothing for a single runtime)."""
+    if len(by_runtime) < 2:
+        return []
+    lines = [
+        "",
+        "| runtime (in use: LoG / CE) | LoG p50 s | LoG local p50 s | CE p50 s | LoG / CE |",
+        "|---|---|---|---|---|",
+    ]
+    for rt, r in by_runtime.items():
+        lines.append(
+            f"| {rt} ({r['log_in_use']} / {r['ce_in_use']}) | {_f(r['log_p50'])} | "
+            f"{_f(r['log_local_p50'])} | {_f(r['ce_p50'])} | {_f(r['log_over_ce_p50'], 2)}x |"
+        )
+    return lines
+
+
 def markdown(res: dict[str, Any]) -> str:
     """The results as markdown (tables + target checks)."""
     a, m, meta = res["analysis"], res["memory"], res["meta"]
@@ -121,6 +138,7 @@ def markdown(res: dict[str, Any]) -> str:
         f"{_f(a['mean_passages'], 1)} passages, {_f(a['mean_sentences'], 0)} sentences, "
         f"{_f(a['mean_edges'], 0)} edges on average), {meta['warmup']} warm-up; "
         f"device {meta['device']}, precision {meta['precision']}, quantize {meta['quantize']}, "
+        f"runtime {meta.get('runtime', 'torch')}, "
         f"segment cache {meta.get('segment_cache', 'off')}, "
         f"passage cache {meta.get('passage_cache', 'off')}, "
         f"{meta['threads']} torch threads, {meta['cpus']} CPUs.",
@@ -175,6 +193,7 @@ def markdown(res: dict[str, Any]) -> str:
     for k, t in res["targets"].items():
         ok = "–" if t["ok"] is None else ("pass" if t["ok"] else "FAIL")
         lines.append(f"| {k} | {_f(t['value'], 3)} | {t['limit']} | {ok} |")
+    lines += runtime_lines(res.get("runtimes") or {})
     if res.get("warnings"):
         lines += ["", *[f"warning: {w}" for w in res["warnings"]]]
     return "\n".join(lines)

@@ -30,8 +30,12 @@ def load_models(
     quantize: str = "none",
     mem: Memory | None = None,
     which: tuple[str, ...] = ("log", "ce"),
+    runtime: str = "torch",
 ) -> dict[str, Any]:
     """Load LoG and/or the cross-encoder, timed (what the app pays at start-up).
+
+    ``runtime`` (:mod:`logrerank.runtime`) applies to both; its first-use export, when the
+    graphs were not in the cache yet, is part of the load time.
 
     Returns:
         ``{"log": model, "ce": CrossEncoder, "load_s": {...}, "quantize": {...}}``.
@@ -52,7 +56,9 @@ def load_models(
 
         with mem.phase("load_log"):
             t0 = time.perf_counter()
-            model = LoGReranker.from_pretrained(checkpoint, device=device, precision=precision)
+            model = LoGReranker.from_pretrained(
+                checkpoint, device=device, precision=precision, runtime=runtime
+            )
             _sync(model.device_)
             out["load_s"]["log"] = time.perf_counter() - t0
             if quantize == "int8":
@@ -67,7 +73,7 @@ def load_models(
 
         with mem.phase("load_ce"):
             t0 = time.perf_counter()
-            ce = CrossEncoder(cross_encoder, device=device, precision=precision)
+            ce = CrossEncoder(cross_encoder, device=device, precision=precision, runtime=runtime)
             _sync(ce.device)
             out["load_s"]["cross_encoder"] = time.perf_counter() - t0
             if quantize == "int8":

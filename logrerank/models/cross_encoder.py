@@ -20,7 +20,6 @@ Nothing is downloaded and no pickle is ever loaded.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Sequence
@@ -39,7 +38,10 @@ from ..backbone import (
 )
 from ..memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
 from ..resources import checkpoint_dir
+from ..runtime.ce_runtime import classifier_runtime
 from ..types import Passage
+from .cross_encoder_folder import cap_length as _cap_length
+from .cross_encoder_folder import read_json as _read_json
 from .delta_checkpoint import DELTA_META, load_delta_checkpoint
 
 HEAD_SEED = 13
@@ -51,10 +53,6 @@ DEFAULT_MAX_CHARS = 1000
 POSITIVE_LABELS = ("relevant", "positive", "yes", "true", "entailment", "1")
 """Label names (lower case) taken as the relevant class of a 2-label classifier; when no label
 has one of these names the relevant class is label 1."""
-
-ST_CONFIGS = ("sentence_bert_config.json", "config_sentence_transformers.json")
-"""sentence-transformers files that may declare the pair length (``max_length`` /
-``max_seq_length``) of a cross-encoder folder."""
 
 
 class CrossEncoderError(RuntimeError):
@@ -126,11 +124,19 @@ class CrossEncoder:
         batch_size: pairs per forward pass.
         model: the ``AutoModelForSequenceClassification`` (eval mode).
         tokenizer: its tokenizer.
+        runtime_backend: the ONNX Runtime session (:mod:`logrerank.runtime.ce_runtime`) or
+            None (torch); ``runtime_warning`` says why a requested runtime fell back to torch.
         trim_budget_mb: growth of the resident memory within one :meth:`predict` above which
             the heap is trimmed after a batch (:class:`~logrerank.memory.HeapBudget`).
     """
 
     trim_budget_mb: float = TRIM_BUDGET_MB
+
+    @property
+    def runtime(self) -> str:
+        """The runtime :meth:`predict` uses: ``"torch"``, ``"onnx"`` or ``"onnx-int8"``."""
+        backend = self.__dict__.get("runtime_backend")
+        return backend.name if backend is not None else "torch"
 
     def __init__(
         self,
@@ -139,6 +145,7 @@ class CrossEncoder:
         device: str = "auto",
         precision: str = "auto",
         batch_size: int = 32,
+        runtime: str = "torch",
     ) -> None:
         """Load a cross-encoder offline.
 
@@ -153,6 +160,9 @@ class CrossEncoder:
             device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ...
             precision: ``"auto"``/``"bf16"`` (bf16 autocast where supported) or ``"fp32"``.
             batch_size: pairs per forward pass.
+            runtime: ``"torch"``, or ONNX Runtime on CPU: ``"onnx"`` (float32) or
+                ``"onnx-int8"`` (:mod:`logrerank.runtime`; falls back to torch with a warning,
+                :attr:`runtime_warning`, where it cannot run).
 
         Raises:
             CrossEncoderError: the model or tokenizer cannot be loaded offline.
@@ -180,6 +190,9 @@ class CrossEncoder:
         self.path = path
         self.model, fresh_head, self.positive = _load_model(path)
         self.model.to(self.device).eval()
+        self.runtime_backend, self.runtime_warning = classifier_runtime(
+            self.model, runtime, self.device
+        )
         try:
             self.tokenizer = load_tokenizer(path)
         except Exception as exc:
@@ -195,7 +208,7 @@ class CrossEncoder:
 
         Args:
             path: the folder.
-            **kwargs: ``max_length``, ``device``, ``precision``, ``batch_size``.
+            **kwargs: ``max_length``, ``device``, ``precision``, ``batch_size``, ``runtime``.
         """
         return cls(str(path), **kwargs)
 
@@ -256,8 +269,11 @@ class CrossEncoder:
                     pad = [fill] * (width - len(row))
                     rows.append(pad + row if left else row + pad)
                 batch[k] = torch.tensor(rows, dtype=torch.long, device=self.device)
-            with autocast(self.device, self.autocast):
-                logits = self.model(**batch).logits
+            if self.runtime_backend is not None:
+                logits = self.runtime_backend.logits(batch)
+            else:
+                with autocast(self.device, self.autocast):
+                    logits = self.model(**batch).logits
             vals = relevance(logits.float().reshape(len(idx), -1), self.positive).cpu().tolist()
             for i, v in zip(idx, vals):
                 out[i] = float(v)
@@ -285,15 +301,6 @@ def relevance(logits: torch.Tensor, positive: int | None) -> torch.Tensor:
     if positive is None:
         return logits[:, 0]
     return logits[:, positive] - logits[:, 1 - positive]
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    """A JSON object from ``path`` ({} when missing or not an object)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _labels(folder: Path) -> tuple[int, int | None]:
@@ -384,24 +391,3 @@ def _save_model(model: torch.nn.Module, out: Path) -> None:
         model.save_pretrained(str(out), safe_serialization=True)
     else:
         model.save_pretrained(str(out))
-
-
-def _cap_length(
-    max_length: int, tokenizer: Any, model: torch.nn.Module, folder: Path | None = None
-) -> int:
-    """``max_length`` capped by the tokenizer's limit, the model's position table and the
-    ``max_length`` / ``max_seq_length`` of a sentence-transformers file in ``folder``
-    (:data:`ST_CONFIGS`)."""
-    caps = [max_length]
-    for name in ST_CONFIGS if folder is not None and folder.is_dir() else ():
-        cfg = _read_json(folder / name)
-        for key in ("max_length", "max_seq_length"):
-            if isinstance(cfg.get(key), int) and cfg[key] > 0:
-                caps.append(cfg[key])
-    tok_max = getattr(tokenizer, "model_max_length", None)
-    if isinstance(tok_max, int) and 0 < tok_max < 100_000:
-        caps.append(tok_max)
-    pos = getattr(getattr(model, "config", None), "max_position_embeddings", None)
-    if isinstance(pos, int) and pos > 0:
-        caps.append(pos)
-    return min(caps)
