@@ -60,7 +60,9 @@ class LocalConfig(JsonConfig):
     # baseline (docs/evaluation.md): each passage becomes units "title. window of its full text"
     # (logrerank/passage_units.py), scored by the same layers, a passage by its best unit
     unit: str = "sentence"
-    unit_tokens: int = 256  # "passage" units: tokens per unit (title + ". " + window) at most
+    # "passage" units: tokens per unit (title + ". " + window) at most; 128 = what the packaged
+    # bi-encoder ranks best (research/twin_unit_length.py, docs/method.md)
+    unit_tokens: int = 128
     unit_stride: int = 32  # "passage" units: body tokens shared by consecutive windows
 
 

@@ -10,8 +10,8 @@ cited passages as targets, a passage's logit being the ``logsumexp`` of its unit
 
 ``logsumexp`` rather than ``max``: it is the pooling LoG's own L_cal uses, so the two models
 differ only in their nodes, and every unit gets gradient. At inference a passage scores as its
-best unit; ``logsumexp`` exceeds the max by at most ``log(units)`` (``log 2`` for a two-unit
-abstract), so the two rules rank alike unless a passage has many units.
+best unit; ``logsumexp`` exceeds the max by at most ``log(units)`` (at 128 tokens a SciFact
+abstract has 4 units at the median, a Citation-Integrity passage 2).
 """
 
 from __future__ import annotations
