@@ -14,6 +14,9 @@ from .jsonconfig import ConfigError, JsonConfig
 
 ROLE_NAMES: tuple[str, str, str] = ("background", "method", "result")
 """The three functional roles of the paper (background, method, result), in head order."""
+UNITS: tuple[str, str] = ("sentence", "passage")
+"""Values of ``LocalConfig.unit``: LoG's sentence nodes, or the cross-encoder twin's passage
+units (:mod:`logrerank.passage_units`)."""
 
 
 @dataclass
@@ -53,6 +56,14 @@ class LocalConfig(JsonConfig):
     # attention costs ``pack_length`` per token, not the window length (0 = window layout).
     # The same math up to float rounding (bench/README.md, "Packed sentence rows")
     pack_length: int = 128
+    # Nodes of the local stage: "sentence" = LoG's sentences; "passage" = the cross-encoder twin
+    # baseline (docs/evaluation.md): each passage becomes units "title. window of its full text"
+    # (logrerank/passage_units.py), scored by the same layers, a passage by its best unit
+    unit: str = "sentence"
+    # "passage" units: tokens per unit (title + ". " + window) at most; 128 = what the packaged
+    # bi-encoder ranks best (research/twin_unit_length.py, docs/method.md)
+    unit_tokens: int = 128
+    unit_stride: int = 32  # "passage" units: body tokens shared by consecutive windows
 
 
 @dataclass
@@ -241,6 +252,7 @@ class LoGConfig(JsonConfig):
             raise ConfigError(f"score.head_weight must be in [0, 1], got {self.score.head_weight}")
         if self.local.isolated_layers < 0:
             raise ConfigError("local.isolated_layers must be >= 0")
+        self._check_units()
         if self.precision not in ("auto", "bf16", "fp32"):
             raise ConfigError(f"precision must be 'auto', 'bf16' or 'fp32', got {self.precision!r}")
         if self.runtime not in ("torch", "onnx", "onnx-int8"):
@@ -248,3 +260,19 @@ class LoGConfig(JsonConfig):
                 f"runtime must be 'torch', 'onnx' or 'onnx-int8', got {self.runtime!r}"
             )
         return self
+
+    def _check_units(self) -> None:
+        """``local.unit`` known; passage units fit a window beside the query, with a body."""
+        loc, b = self.local, self.backbone
+        if loc.unit not in UNITS:
+            raise ConfigError(f"local.unit must be one of {UNITS}, got {loc.unit!r}")
+        room = b.max_length - b.max_query_tokens - 4  # [CLS] q [SEP] + the unit's [CLS] [SEP]
+        if loc.unit == "passage" and not (32 <= loc.unit_tokens <= room):
+            raise ConfigError(
+                f"local.unit_tokens must be in [32, {room}] (backbone.max_length minus the "
+                f"query and special tokens), got {loc.unit_tokens}"
+            )
+        if loc.unit == "passage" and not 0 <= loc.unit_stride < loc.unit_tokens:
+            raise ConfigError(
+                f"local.unit_stride must be in [0, unit_tokens), got {loc.unit_stride}"
+            )

@@ -35,9 +35,9 @@ from .links import titled_fraction
 from .local import LocalScorer
 from .local_batches import bf16_linear_copy, params_key, run_local
 from .memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
+from .passage_units import scoring_units
 from .results import Encoded, build_ranking, final_scores, graph_edges, unscored_sentences
 from .runtime.local_runtime import sync_local_runtime
-from .segment import passage_spans
 from .segment_cache import SegmentCache
 from .tokenize import tokenize
 from .types import InputError, Ranking
@@ -190,7 +190,7 @@ class LoGReranker(nn.Module):
         query, plist, warnings = prepare_input(query, passages, self.limits)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        spans = [passage_spans(p) for p in plist]
+        spans, unit_texts = scoring_units(plist, self.config.local, self.tokenizer)  # nodes
         empty = [i + 1 for i, s in enumerate(spans) if not s]
         if len(empty) == len(plist):
             raise InputError("every passage is empty: paste passages with text")
@@ -205,7 +205,7 @@ class LoGReranker(nn.Module):
         tok = tokenize(
             self.tokenizer,
             query,
-            [[s.text for s in sp] for sp in spans],
+            unit_texts,
             max_len,
             cfg.backbone.max_query_tokens,
             isolated=cfg.local.isolated_layers > 0,

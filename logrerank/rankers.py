@@ -24,6 +24,8 @@ RANKERS: dict[str, str] = {
     "cross-encoder-sent": "cross-encoder on (query, sentence); passage = best sentence",
     "cross-encoder-full": "cross-encoder on (query, title + window) over the whole passage; "
     "passage = best window",
+    "cross-encoder-twin": "LoG's local scorer trained the same way on passage units (title + "
+    "window; the frozen layers, prior and joint layer of log-local); passage = best unit",
     "ce-stage": "the cross-encoder stage: BM25 top 25 rescored, min-max blended 0.5/0.5",
     "evidence-graph": "the evidence-graph selector (greedy) with BM25 relevance",
     "evidence-graph-ce": "the evidence-graph selector (greedy) with cross-encoder relevance",
@@ -82,9 +84,11 @@ class Models:
     runtime: str = "torch"  # transformer runtime of LoG and the cross-encoder (logrerank.runtime)
     precision: str | None = None  # torch autocast of both (None: the checkpoint's / "auto")
     memo_cross_encoder: bool = False  # memoise cross-encoder scores across rankers (eval)
+    twin_checkpoint: str | None = None  # cross-encoder-twin folder (None = bundled default)
     _log: Any = None
     _bi: Any = None
     _ce: Any = None
+    _twin: Any = None
     cache_key: Any = None
     cache_value: Any = field(default=None, repr=False)
 
@@ -122,6 +126,15 @@ class Models:
             self._ce = MemoCrossEncoder.wrap(ce) if self.memo_cross_encoder else ce
         return self._ce
 
+    @property
+    def twin(self):
+        """The cross-encoder twin (raises ``TwinUnavailableError`` without a checkpoint)."""
+        if self._twin is None:
+            from .baselines.twin import load_twin
+
+            self._twin = load_twin(self.twin_checkpoint, device=self.device)
+        return self._twin
+
 
 def _factories(models: Models) -> dict[str, Callable[[], Any]]:
     from .baselines.bm25 import BM25Reranker
@@ -142,6 +155,11 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
 
         return CrossEncoderRanker(ce_model(), level=level)
 
+    def twin():
+        from .baselines.twin import TwinRanker
+
+        return TwinRanker(lambda: models.twin)  # loaded on first use
+
     def stage():
         from .baselines.cross_encoder_stage import CrossEncoderStage
 
@@ -161,6 +179,7 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
         "cross-encoder": lambda: ce("passage"),
         "cross-encoder-sent": lambda: ce("sentence"),
         "cross-encoder-full": lambda: ce("full"),
+        "cross-encoder-twin": twin,
         "ce-stage": stage,
         "evidence-graph": lambda: graph(None),
         "evidence-graph-ce": lambda: graph(ce("passage")),

@@ -50,12 +50,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """Rank every query with every ranker, print the metrics table, write results if asked."""
     import time
 
+    from ..baselines.twin import TWIN_NAME
     from ..evaluation.evaluate import MULTI_HOP, evaluate, results_markdown, write_results
     from ..rankers import Models, build_rankers
 
-    name, examples, stats = load_eval_examples(args)
-    if not examples:
-        raise InputError("no queries to evaluate")
     names = [n.strip() for n in args.rankers.split(",") if n.strip()]
     # One memo for the cross-encoder rankers: each (query, text) pair is scored once per run
     # (their sec_per_query then reflects memo hits; `logrerank bench` times them without one).
@@ -69,14 +67,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
         runtime=runtime,
         precision=getattr(args, "precision", None),
         memo_cross_encoder=True,
+        twin_checkpoint=getattr(args, "twin", None),
     )
+    if TWIN_NAME in names:
+        models.twin  # noqa: B018 - a missing twin checkpoint fails here, before any pool is built
+    name, examples, stats = load_eval_examples(args)
+    if not examples:
+        raise InputError("no queries to evaluate")
     quantized = {}
     if getattr(args, "quantize", "none") == "int8":
         from ..quantize import quantize_cross_encoder, quantize_log_reranker
 
         if any(n.startswith("log") for n in names):
             quantized["log"] = quantize_log_reranker(models.log)
-        if any(n.startswith(("cross-encoder", "ce-", "evidence-graph-ce")) for n in names):
+        if TWIN_NAME in names:
+            quantized["twin"] = quantize_log_reranker(models.twin)
+        ce_names = ("cross-encoder", "ce-", "evidence-graph-ce")
+        if any(n.startswith(ce_names) and n != TWIN_NAME for n in names):
             quantized["cross_encoder"] = quantize_cross_encoder(models.cross_encoder)
     passage_cache_mb = float(getattr(args, "passage_cache_mb", 0.0) or 0.0)
     if passage_cache_mb < 0:
@@ -96,6 +103,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "command": "logrerank " + " ".join(sys.argv[1:]),
         "wall_seconds": round(time.perf_counter() - t0, 1),
         "cross_encoder_memo": True,
+        "twin_checkpoint": models.twin.source if TWIN_NAME in names else None,
         "quantize": getattr(args, "quantize", "none"),
         "quantized": quantized,
         "runtime": runtime,
@@ -141,6 +149,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--out", "-o", help="folder for results.json and results.md")
     e.add_argument("--checkpoint", help="LoG checkpoint folder (default: bundled)")
     e.add_argument("--cross-encoder", help="cross-encoder folder (default: bundled)")
+    e.add_argument(
+        "--twin",
+        help="cross-encoder-twin checkpoint folder, e.g. runs/twin (default: bundled "
+        "logrerank/checkpoints/cross-encoder-twin)",
+    )
     e.add_argument("--device", default="auto")
     e.add_argument(
         "--quantize",

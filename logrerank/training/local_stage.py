@@ -42,6 +42,7 @@ from .common import Progress, load_state, make_optimizer, save_state, set_seed
 from .config import TrainConfig
 from .data import load_train_queries
 from .heldout import evaluate_examples
+from .unit_loss import unit_step_loss
 
 
 def sample_passages(
@@ -83,7 +84,10 @@ class RoleTargets:
 def local_step_loss(
     model, ex: Example, idx: list[int], roles: RoleTargets, cfg: TrainConfig, cache=None
 ):
-    """Loss of one query (eqs. 20-22 + L_cal) on the sampled passages ``idx``."""
+    """Loss of one query (eqs. 20-22 + L_cal) on the sampled passages ``idx``; passage units
+    (the cross-encoder twin) have passage-level L_cal only (:mod:`.unit_loss`)."""
+    if model.config.local.unit == "passage":
+        return unit_step_loss(model, ex, idx, cfg.mu, cache)
     docs = [ex.candidates[i] for i in idx]
     sents = [list(d.sentences) for d in docs]
     if not any(sents):
