@@ -107,7 +107,7 @@ class LocalScorer(nn.Module):
         """Parameters of the trainable joint top layers (isolated mode; else empty)."""
         return list(self.joint_layers.parameters()) if self.config.isolated_layers else []
 
-    def _backend(self):
+    def active_runtime(self):
         """:attr:`runtime_backend` when it applies (eval mode, same weights), else None."""
         rt = self.runtime_backend
         return rt if rt is not None and not self.training and rt.serves(self) else None
@@ -124,7 +124,7 @@ class LocalScorer(nn.Module):
             ``x`` [R, N, d] after the lowest ``isolated_layers`` layers and ``P`` [R, N, d]
             after all layers.
         """
-        rt = self._backend()
+        rt = self.active_runtime()
         if rt is not None:
             return rt.frozen(ids, pos, seg)
         enc, k = self.encoder, self.config.isolated_layers
@@ -235,7 +235,7 @@ class LocalScorer(nn.Module):
         joint = (span >= 0)[:, None, None, :]
         seg = (span >= B).long()  # [B, L] 1 = sentence segment (span ids >= B), 0 = query/pad
         H = x.detach() + self.segment_emb(seg).to(x.dtype)
-        rt = self._backend()
+        rt = self.active_runtime()
         if rt is not None:
             return rt.joint(H, span >= 0), P, x
         for layer in self.joint_layers:
@@ -278,7 +278,7 @@ class LocalScorer(nn.Module):
             kwargs = {"input_ids": ids, "attention_mask": batch["attention_mask"]}
             if getattr(self.encoder.config, "type_vocab_size", 0) > 1:
                 kwargs["token_type_ids"] = batch["token_type_ids"]
-            rt = self._backend()
+            rt = self.active_runtime()
             if rt is not None:
                 H = rt.encoder(ids, batch["attention_mask"], kwargs.get("token_type_ids"))
             else:

@@ -172,7 +172,7 @@ class LoGReranker(nn.Module):
     def _autocast(self):
         """The precision context every forward pass runs under (``config.precision``; float32
         while an ONNX runtime runs the transformer layers)."""
-        if self.autocast_dtype is None or self.local.runtime_backend is not None:
+        if self.autocast_dtype is None or self.local.active_runtime() is not None:
             return contextlib.nullcontext()
         return torch.autocast(self.device_.type, dtype=self.autocast_dtype)
 
@@ -304,7 +304,7 @@ class LoGReranker(nn.Module):
         """:attr:`local`, or its bf16-Linear copy (:attr:`bf16_weights`) when that applies."""
         if not self.bf16_weights or self.autocast_dtype != torch.bfloat16 or self.training:
             return self.local
-        if self.local.runtime_backend is not None:  # the ONNX runtime runs the Linear layers
+        if self.local.active_runtime() is not None:  # the ONNX runtime runs the Linear layers
             return self.local
         key = params_key(self.local)
         cached = self.__dict__.get("_bf16_twin")  # plain attribute: not a submodule, not saved
@@ -324,7 +324,7 @@ class LoGReranker(nn.Module):
     def _autocast_dtype_used(self) -> torch.dtype:
         return (
             torch.float32
-            if self.local.runtime_backend is not None
+            if self.local.active_runtime() is not None
             else (self.autocast_dtype or torch.float32)
         )
 

@@ -90,7 +90,8 @@ class _Graph:
 
         out = self.name(stem or kind.lower())
         domain = attrs.pop("domain", "")
-        self.nodes.append(helper.make_node(kind, inputs, [out], domain=domain, **attrs))
+        node = helper.make_node(kind, inputs, [out], name=out, domain=domain, **attrs)
+        self.nodes.append(node)  # named as its output (quantisation excludes nodes by name)
         return out
 
     def linear(self, x: str, lin: nn.Linear, stem: str) -> str:

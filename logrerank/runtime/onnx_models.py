@@ -27,7 +27,7 @@ from torch import nn
 from ..resources import model_cache_dir
 from . import import_onnxruntime
 
-EXPORT_VERSION = 2
+EXPORT_VERSION = 3
 """Bumped whenever the graphs change, so older exports are not reused."""
 
 

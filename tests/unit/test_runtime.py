@@ -125,13 +125,13 @@ def test_onnx_local_scorer_batches_match_torch(tokenizer, make_tiny_encoder) -> 
             assert torch.allclose(x, x2, atol=ATOL) and torch.allclose(e, e2, atol=ATOL)
     backend = LocalRuntime(scorer, "onnx")
     scorer.runtime_backend = backend
-    assert scorer._backend() is backend
+    assert scorer.active_runtime() is backend
     scorer.train()
-    assert scorer._backend() is None  # training runs torch (gradients, dropout)
+    assert scorer.active_runtime() is None  # training runs torch (gradients, dropout)
     scorer.eval()
     with torch.no_grad():
         scorer.joint_layers[0].output.dense.bias.add_(1.0)  # weights changed after export
-    assert scorer._backend() is None
+    assert scorer.active_runtime() is None
 
 
 def test_onnx_int8_stays_close_and_is_smaller(make_pipeline, onnx_cache) -> None:
