@@ -5,6 +5,7 @@ Usage::
     logrerank bench --queries 50 --warmup 2 --out runs/bench/speed
     python bench/speed.py --queries 50 --warmup 2 --out runs/bench/speed   # same thing
     logrerank bench --queries 50 --quantize int8 --out runs/bench/speed-int8
+    logrerank bench --queries 20 --runtime torch,onnx,onnx-int8 --out runs/bench/speed-rt
     logrerank bench --queries 50 --device cuda --out runs/bench/speed-cuda
 
 On ``--queries`` SciFact dev 50-candidate pools (``logrerank.data``; ``--source synthetic``
