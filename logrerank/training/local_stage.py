@@ -37,12 +37,11 @@ from ..config import LoGConfig
 from ..data.schema import Example
 from ..losses import listwise_loss, role_kl_loss
 from ..segment_cache import SegmentCache
-from ..tokenize import collate, tokenize
 from .common import Progress, load_state, make_optimizer, save_state, set_seed
 from .config import TrainConfig
 from .data import load_train_queries
 from .heldout import evaluate_examples
-from .unit_loss import unit_step_loss
+from .unit_loss import node_logits, unit_step_loss
 
 
 def sample_passages(
@@ -92,22 +91,8 @@ def local_step_loss(
     sents = [list(d.sentences) for d in docs]
     if not any(sents):
         return None
-    c = model.config
-    tok = tokenize(
-        model.tokenizer,
-        ex.query,
-        sents,
-        c.backbone.max_length,
-        c.backbone.max_query_tokens,
-        isolated=c.local.isolated_layers > 0,
-    )
-    batch = collate(tok.windows, model.device_)
-    if cache is not None:
-        cache.fill(batch, tok.windows)
-    out, _ = model.local(batch)
+    out, tok, logits = node_logits(model, ex.query, sents, cache)
     nodes = out.nodes  # [M] node ids in document order of the sampled passages
-    logits = torch.empty(tok.num_nodes, device=out.logits.device)
-    logits[nodes] = out.logits.float()
     role_logits = torch.empty(tok.num_nodes, 3, device=out.logits.device)
     role_logits[nodes] = out.role_logits.float()
     group = torch.tensor([p for p, s in enumerate(sents) for _ in s], device=logits.device)

@@ -26,6 +26,27 @@ from ..passage_units import passage_units, unit_inputs
 from ..tokenize import collate, tokenize
 
 
+def node_logits(model: Any, query: str, texts: list[list[str]], cache=None):
+    """The local scorer on one query's sampled passages (``texts``: per passage its node texts):
+    ``(LocalOutput, tokenized, logits [num_nodes] in document order)``."""
+    c = model.config
+    tok = tokenize(
+        model.tokenizer,
+        query,
+        texts,
+        c.backbone.max_length,
+        c.backbone.max_query_tokens,
+        isolated=c.local.isolated_layers > 0,
+    )
+    batch = collate(tok.windows, model.device_)
+    if cache is not None:
+        cache.fill(batch, tok.windows)
+    out, _ = model.local(batch)
+    logits = torch.empty(tok.num_nodes, device=out.logits.device)
+    logits[out.nodes] = out.logits.float()
+    return out, tok, logits
+
+
 def passage_logits(logits: Tensor, group: Tensor, passages: int) -> Tensor:
     """``[passages]`` logsumexp of each passage's unit logits (``-inf`` for one without units).
 
@@ -64,20 +85,7 @@ def unit_step_loss(model: Any, ex: Example, idx: list[int], mu: float, cache=Non
     if not any(units) or not any(g and u for g, u in zip(gold.tolist(), units)):
         return None
     texts = [unit_inputs(d, model.tokenizer, u, c.local.unit_tokens) for d, u in zip(docs, units)]
-    tok = tokenize(
-        model.tokenizer,
-        ex.query,
-        texts,
-        c.backbone.max_length,
-        c.backbone.max_query_tokens,
-        isolated=c.local.isolated_layers > 0,
-    )
-    batch = collate(tok.windows, model.device_)
-    if cache is not None:
-        cache.fill(batch, tok.windows)
-    out, _ = model.local(batch)
-    logits = torch.empty(tok.num_nodes, device=out.logits.device)
-    logits[out.nodes] = out.logits.float()
+    out, tok, logits = node_logits(model, ex.query, texts, cache)
     group = torch.tensor([p for p, u in enumerate(units) for _ in u], device=logits.device)
     plogit = passage_logits(logits, group, len(docs))
     has = torch.isfinite(plogit)
