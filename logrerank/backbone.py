@@ -138,14 +138,26 @@ def bf16_supported(device: torch.device) -> bool:
 def autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
     """The autocast dtype for ``precision`` ("auto", "bf16", "fp32"), or None for fp32.
 
-    "auto" uses bf16 where supported and falls back to fp32; "bf16" where unsupported also falls
-    back to fp32 (the pipeline reports it as a warning).
+    "auto" uses bf16 where it is faster than fp32 (CUDA with bf16, CPUs with AMX tiles) and fp32
+    elsewhere: on a CPU with AVX512-BF16 but no AMX, bf16 autocast is slower than fp32
+    (bench/README.md, "Precision"). "bf16" uses bf16 wherever it is supported at all; where it
+    is not it also falls back to fp32 (the pipeline reports it as a warning).
     """
     if precision == "fp32":
         return None
     if precision not in ("auto", "bf16"):
         raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32', got {precision!r}")
+    if precision == "auto" and device.type == "cpu" and not amx_supported():
+        return None
     return torch.bfloat16 if bf16_supported(device) else None
+
+
+def amx_supported() -> bool:
+    """Whether this CPU has AMX tiles (where oneDNN's bf16 matmuls beat fp32)."""
+    try:
+        return bool(torch.cpu._is_amx_tile_supported())
+    except Exception:
+        return False
 
 
 def autocast(device: torch.device, dtype: torch.dtype | None) -> contextlib.AbstractContextManager:

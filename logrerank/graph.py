@@ -19,6 +19,7 @@ in row blocks, so memory is bounded by ``block_size * N``.
 
 from __future__ import annotations
 
+import functools
 from enum import IntEnum
 
 import torch
@@ -70,8 +71,12 @@ _LINK_NAMES = {
 }
 
 
+@functools.cache
 def relation_name(rel: int) -> str:
-    """Human-readable relation name, e.g. ``"background->method"`` or ``"similar"``."""
+    """Human-readable relation name, e.g. ``"background->method"`` or ``"similar"``.
+
+    Cached: a result lists every edge, thousands per pool, and the ``Relation`` lookup is slow.
+    """
     r = Relation(rel)
     if r == Relation.SIMILAR:
         return "similar"

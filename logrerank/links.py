@@ -36,6 +36,7 @@ rare terms of (sentences containing it)^2, and rare terms occur in few passages)
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -267,7 +268,12 @@ def _link_key(config: GraphConfig) -> tuple:
 def titled_fraction(passages) -> float:
     """Share of ``passages`` whose title has a usable token after normalisation
     (:func:`~logrerank.text_match.title_tokens`); 0.0 for no passages."""
-    titles = [p.title for p in passages]
+    return _titled_fraction(tuple(p.title for p in passages))
+
+
+@functools.lru_cache(maxsize=64)
+def _titled_fraction(titles: tuple[str, ...]) -> float:
+    # cached: routing, the shared-term switch and the result's info each ask for one pool
     return sum(1 for t in titles if title_tokens(t)) / max(1, len(titles))
 
 

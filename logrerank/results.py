@@ -94,18 +94,19 @@ def build_ranking(
     """
     sentences = []
     roles = enc.role_probs.argmax(-1).tolist()
+    probs = enc.role_probs.double().tolist()  # one conversion per tensor, not per element
+    finals, zls = final.double().tolist(), z_local.double().tolist()
+    zgs = z_global.double().tolist() if z_global is not None else None
     for s in enc.sentences:
         n = s.node
-        zl = float(z_local[n])
-        zg = float(z_global[n]) if z_global is not None else None
         sentences.append(
             dataclasses.replace(
                 s,
-                score=float(final[n]),
-                role_probs=[float(x) for x in enc.role_probs[n]],
+                score=finals[n],
+                role_probs=probs[n],
                 role=ROLE_NAMES[roles[n]],
-                local_score=zl,
-                global_score=zg,
+                local_score=zls[n],
+                global_score=zgs[n] if zgs is not None else None,
                 extra={},
             )
         )
