@@ -26,6 +26,36 @@ def fold_of(source: str, qid: str, folds: int) -> int:
     return int(hashlib.sha256(f"{source}:{qid}".encode()).hexdigest()[:8], 16) % folds
 
 
+def grouped_folds(examples: list[Example], folds: int) -> list[int]:
+    """Folds that keep questions sharing a gold passage together (one fold per group).
+
+    Questions are joined when they share a ``(source, gold doc id)``; each connected group
+    takes the :func:`fold_of` of its smallest ``(source, qid)``, so a question without shared
+    golds keeps its own fold. Without this, claims citing the same abstract (common in
+    SciFact) fall into different folds and a fold's model has trained on its test golds.
+    """
+    parent = list(range(len(examples)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[tuple[str, str], int] = {}
+    for i, ex in enumerate(examples):
+        src = ex.meta.get("source") or ""
+        for d in ex.gold_doc_ids:
+            j = first.setdefault((src, d), i)
+            parent[root(i)] = root(j)
+    lead: dict[int, tuple[str, str]] = {}
+    for i, ex in enumerate(examples):
+        key = (ex.meta.get("source") or "", ex.qid)
+        r = root(i)
+        lead[r] = min(lead.get(r, key), key)
+    return [fold_of(*lead[root(i)], folds) for i in range(len(examples))]
+
+
 def ranking_row(ex: Example, ranking, coverage: tuple[int, ...] = COVERAGE) -> dict[str, Any]:
     """Per-query row (passage metrics, sentence metrics where the example has labels)."""
     ids = [ex.candidates[i].doc_id for i in ranking.passage_order()]

@@ -40,7 +40,15 @@ from ..graph_inputs import graph_inputs
 from ..losses import softmax_pool_loss
 from ..scoring import apply_adjustments
 from .common import Progress, make_optimizer
-from .cv import baseline_rows, by_source, fold_of, print_table, score_encoded, write_results
+from .cv import (
+    baseline_rows,
+    by_source,
+    fold_of,
+    grouped_folds,
+    print_table,
+    score_encoded,
+    write_results,
+)
 from .encode_cache import cached_prefix, encode_cached
 from .global_stage import aligned_targets, node_grades
 from .graph_cv_config import MULTI_HOP_SOURCES, GraphCVConfig
@@ -203,7 +211,10 @@ def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
     (work / "config.json").write_text(json.dumps(cfg.to_dict(), indent=1))
     if cfg.aux_folds:  # the aux pools are folded too: out-of-fold figures for them as well
         mh, aux = mh + aux, []
-    folds = [fold_of(ex.meta["source"], ex.qid, cfg.folds) for ex, _ in mh]
+    if cfg.fold_groups == "gold":  # questions sharing a gold passage share a fold
+        folds = grouped_folds([ex for ex, _ in mh], cfg.folds)
+    else:
+        folds = [fold_of(ex.meta["source"], ex.qid, cfg.folds) for ex, _ in mh]
     oof: list[dict[str, Any]] = []
     minutes = 0.0
     for k in range(cfg.folds):

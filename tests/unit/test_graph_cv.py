@@ -10,10 +10,11 @@ import torch
 from safetensors.torch import load_file
 
 from logrerank.config import GlobalConfig, GraphConfig
+from logrerank.data.schema import Example
 from logrerank.jsonconfig import ConfigError
 from logrerank.pipeline import ABLATIONS
 from logrerank.rankers import RANKERS, build_rankers
-from logrerank.training.cv import fold_of
+from logrerank.training.cv import fold_of, grouped_folds
 from logrerank.training.encode_cache import load_encodings, save_encodings
 from logrerank.training.graph_cv_config import GraphCVConfig
 
@@ -120,6 +121,35 @@ def test_folds_are_deterministic_and_balanced():
     folds = [fold_of("hotpotqa", str(i), 5) for i in range(500)]
     assert folds == [fold_of("hotpotqa", str(i), 5) for i in range(500)]
     assert min(folds.count(k) for k in range(5)) > 70
+
+
+def _ex(qid: str, golds: list[str], source: str = "scifact") -> Example:
+    return Example(
+        qid=qid, query=f"q{qid}", candidates=[], gold_doc_ids=golds, meta={"source": source}
+    )
+
+
+def test_grouped_folds_keep_shared_golds_together():
+    # 1 and 3 share doc a; 3 and 5 share doc b (a chain); 2 stands alone; doc a of another
+    # source is another passage
+    exs = [
+        _ex("1", ["a"]),
+        _ex("2", ["c"]),
+        _ex("3", ["a", "b"]),
+        _ex("5", ["b"]),
+        _ex("9", ["a"], "citint"),
+    ]
+    folds = grouped_folds(exs, 5)
+    assert (
+        folds[0] == folds[2] == folds[3] == fold_of("scifact", "1", 5)
+    )  # the group's smallest qid
+    assert folds[1] == fold_of("scifact", "2", 5)  # no shared gold: its own fold
+    assert folds[4] == fold_of("citint", "9", 5)
+    assert GraphCVConfig().fold_groups == "gold"
+    with pytest.raises(ConfigError, match="fold_groups"):
+        GraphCVConfig().override(["fold_groups=doc"]).check()
+    old = GraphCVConfig().override(["fold_groups=question"])
+    assert old.digest() != GraphCVConfig().digest()
 
 
 def test_cache_stem_names_limit_and_offset():
