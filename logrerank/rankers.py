@@ -21,6 +21,8 @@ RANKERS: dict[str, str] = {
     "bi-encoder": "zero-shot all-MiniLM-L6-v2 cosine per sentence; passage = best sentence",
     "bi-encoder-passage": "zero-shot all-MiniLM-L6-v2 cosine per passage",
     "cross-encoder": "cross-encoder on (query, passage)",
+    "cross-encoder-nolex": "the cross-encoder without its lexical prior (an ablation; equal to "
+    "cross-encoder for a model without one)",
     "cross-encoder-sent": "cross-encoder on (query, sentence); passage = best sentence",
     "cross-encoder-full": "cross-encoder on (query, title + window) over the whole passage; "
     "passage = best window",
@@ -150,10 +152,10 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
         except Exception:  # fail lazily, at rank time, where callers degrade visibly
             return models.cross_encoder_path or "packaged:all-MiniLM-L6-v2-missing"
 
-    def ce(level: str):
+    def ce(level: str, lexical: bool = True):
         from .baselines.cross_encoder import CrossEncoderRanker
 
-        return CrossEncoderRanker(ce_model(), level=level)
+        return CrossEncoderRanker(ce_model(), level=level, lexical=lexical)
 
     def twin():
         from .baselines.twin import TwinRanker
@@ -177,6 +179,7 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
         "bi-encoder": lambda: bi("sentence"),
         "bi-encoder-passage": lambda: bi("passage"),
         "cross-encoder": lambda: ce("passage"),
+        "cross-encoder-nolex": lambda: ce("passage", lexical=False),
         "cross-encoder-sent": lambda: ce("sentence"),
         "cross-encoder-full": lambda: ce("full"),
         "cross-encoder-twin": twin,

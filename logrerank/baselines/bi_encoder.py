@@ -8,61 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-import torch.nn.functional as F
-
-from .. import backbone as bb
 from ..io import normalize_passages
+from ..models.bi_encoder import BiEncoder
 from ..segment import passage_spans
 from ..types import InputError, Ranking, ScoredSentence
 from .base import passage_text
-
-
-class BiEncoder:
-    """Sentence embedder (mean pooling + L2 norm).
-
-    Args:
-        model_name_or_path: HF encoder folder; None = packaged all-MiniLM-L6-v2.
-        max_length: word pieces per text.
-        batch_size: texts per forward pass.
-        device: "auto", "cpu", "cuda".
-        precision: "auto" (bf16 where supported), "bf16" or "fp32".
-    """
-
-    def __init__(
-        self,
-        model_name_or_path: str | None = None,
-        max_length: int = 256,
-        batch_size: int = 16,
-        device: str = "auto",
-        precision: str = "auto",
-    ):
-        self.device = bb.pick_device(device)
-        self.tokenizer = bb.load_tokenizer(model_name_or_path)
-        self.model = bb.load_encoder(model_name_or_path).to(self.device).eval()
-        self.max_length, self.batch_size = max_length, batch_size
-        self.dtype = bb.autocast_dtype(self.device, precision)
-
-    @torch.inference_mode()
-    def embed(self, texts: list[str]) -> torch.Tensor:
-        """``[len(texts), d]`` unit-norm embeddings (length-sorted batches)."""
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out = torch.zeros(len(texts), self.model.config.hidden_size)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            enc = self.tokenizer(
-                [texts[i] for i in idx],
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self.device)
-            with bb.autocast(self.device, self.dtype):
-                h = self.model(**enc).last_hidden_state.float()  # [b, L, d]
-            m = enc["attention_mask"].unsqueeze(-1).float()
-            e = (h * m).sum(1) / m.sum(1).clamp_min(1.0)
-            out[idx] = F.normalize(e, dim=-1).cpu()
-        return out
 
 
 class BiEncoderRanker:

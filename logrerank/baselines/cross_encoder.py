@@ -26,7 +26,33 @@ from ..models.cross_encoder import (
 )
 from ..models.pair_windows import full_pair_texts
 from ..segment import passage_spans
-from ..types import InputError, Ranking, ScoredSentence
+from ..types import InputError, Passage, Ranking, ScoredSentence
+from .base import minmax
+
+
+def add_lexical(
+    model: Any, query: str, texts: list[str], logits: list[float]
+) -> tuple[list[float], list[float]]:
+    """``(logits + w * lex, lex)``: the model's lexical prior over the texts of one query.
+
+    ``lex = minmax(BM25(query, texts))`` with IDF over ``texts`` themselves
+    (:func:`~logrerank.baselines.bm25.bm25_scores`, the pools' settings) and ``w`` the model's
+    ``lexical_weight`` (:mod:`logrerank.models.ce_prior`); a model without one (weight 0)
+    gets its logits back unchanged and ``lex`` all zeros.
+    """
+    w = float(getattr(model, "lexical_weight", 0.0) or 0.0)
+    if w <= 0 or not texts:
+        return list(logits), [0.0] * len(texts)
+    from .bm25 import bm25_scores
+
+    lex = minmax(bm25_scores(query, texts))
+    return [x + w * v for x, v in zip(logits, lex)], lex
+
+
+def lexical_text(p: Passage) -> str:
+    """What the lexical prior reads for a passage: ``title + " " + text`` (as LoG's
+    ``passage_bm25`` input does)."""
+    return f"{p.title} {p.text}" if p.title else p.text
 
 
 def as_cross_encoder(spec: CrossEncoder | str | os.PathLike[str] | None) -> CrossEncoder:
@@ -110,6 +136,7 @@ class CrossEncoderRanker:
         cross_encoder: CrossEncoder | str | os.PathLike[str] | None = None,
         level: str = "passage",
         max_chars: int = DEFAULT_MAX_CHARS,
+        lexical: bool = True,
     ) -> None:
         """Configure the ranker.
 
@@ -118,6 +145,8 @@ class CrossEncoderRanker:
                 default (see :class:`CrossEncoder`).
             level: ``"passage"``, ``"full"`` or ``"sentence"``.
             max_chars: passage-level body characters shown to the model.
+            lexical: add the model's lexical prior (:func:`add_lexical`; a no-op for a model
+                without one). False is the ``cross-encoder-nolex`` ablation.
 
         Raises:
             ValueError: unknown ``level``.
@@ -126,6 +155,9 @@ class CrossEncoderRanker:
             raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
         self.level = level
         self.max_chars = max_chars
+        self.lexical = lexical
+        if not lexical:
+            self.name = "cross-encoder-nolex"
         self._spec = cross_encoder
         self._model = cross_encoder if isinstance(cross_encoder, CrossEncoder) else None
 
@@ -158,17 +190,20 @@ class CrossEncoderRanker:
             "runtime": getattr(model, "runtime", "torch"),
             "level": self.level,
             "max_chars": self.max_chars,
+            "prior_scale": model.prior.config.scale if getattr(model, "prior", None) else 0.0,
+            "lexical_weight": float(getattr(model, "lexical_weight", 0.0) or 0.0) * self.lexical,
         }
         if self.level == "passage":
             t0 = time.perf_counter()
             logits = model.predict([(query, pair_text(p, self.max_chars)) for p in plist])
+            logits, lex = self._lexical(model, query, [lexical_text(p) for p in plist], logits)
             timings["cross_encoder"] = time.perf_counter() - t0
             return Ranking.from_passage_scores(
                 query,
                 plist,
                 [sigmoid(x) for x in logits],
                 self.name,
-                extras=[{"cross_encoder_logit": x} for x in logits],
+                extras=[{"cross_encoder_logit": x, "lexical": v} for x, v in zip(logits, lex)],
                 timings=timings,
                 warnings=warnings,
                 info=info,
@@ -188,6 +223,7 @@ class CrossEncoderRanker:
             warnings.append(f"passage(s) {[i + 1 for i in empty]} have no text; they rank last")
         t0 = time.perf_counter()
         logits = model.predict([(query, s.text) for s in sentences])
+        logits, _ = self._lexical(model, query, [s.text for s in sentences], logits)
         timings["cross_encoder"] = time.perf_counter() - t0
         for s, x in zip(sentences, logits):
             s.score = sigmoid(x)
@@ -200,6 +236,12 @@ class CrossEncoderRanker:
             if sp.best_node is not None:
                 sp.extra["cross_encoder_logit"] = by_node[sp.best_node].extra["cross_encoder_logit"]
         return ranking
+
+    def _lexical(self, model, query, texts, logits):
+        """:func:`add_lexical`, or the logits unchanged for the no-lexical ablation."""
+        if not self.lexical:
+            return list(logits), [0.0] * len(texts)
+        return add_lexical(model, query, texts, logits)
 
     def _rank_full(self, query, plist, model, timings, warnings, info) -> Ranking:
         """Full-text level: every window of every passage scored, a passage = its best window."""
@@ -218,6 +260,7 @@ class CrossEncoderRanker:
                 best[i], best_window[i] = x, seen[i]
             seen[i] += 1
         info["windows"] = len(logits)
+        best, _ = self._lexical(model, query, [lexical_text(p) for p in plist], best)
         return Ranking.from_passage_scores(
             query,
             plist,

@@ -20,7 +20,13 @@ from ..io import normalize_passages
 from ..models.cross_encoder import DEFAULT_MAX_CHARS, CrossEncoder, pair_text
 from ..types import Ranking, ScoredPassage
 from .base import Ranker, minmax
-from .cross_encoder import as_cross_encoder, spec_name, untrained_warning
+from .cross_encoder import (
+    add_lexical,
+    as_cross_encoder,
+    lexical_text,
+    spec_name,
+    untrained_warning,
+)
 
 
 def blend(
@@ -196,6 +202,8 @@ class CrossEncoderStage:
         try:
             pairs = [(query, pair_text(first.passages[p.passage_idx], self.max_chars)) for p in top]
             logits = [float(x) for x in model.predict(pairs)]
+            texts = [lexical_text(first.passages[p.passage_idx]) for p in top]
+            logits, _ = add_lexical(model, query, texts, logits)  # the model's lexical prior
             if len(logits) != len(top):
                 raise RuntimeError(f"got {len(logits)} scores for {len(top)} passages")
             if not all(math.isfinite(x) for x in logits):

@@ -40,6 +40,7 @@ from ..memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
 from ..resources import checkpoint_dir
 from ..runtime.ce_runtime import classifier_runtime
 from ..types import Passage
+from .ce_prior import BiEncoderPrior, read_lexical_weight, read_prior_config
 from .cross_encoder_folder import cap_length as _cap_length
 from .cross_encoder_folder import read_json as _read_json
 from .delta_checkpoint import DELTA_META, load_delta_checkpoint
@@ -128,6 +129,12 @@ class CrossEncoder:
             None (torch); ``runtime_warning`` says why a requested runtime fell back to torch.
         trim_budget_mb: growth of the resident memory within one :meth:`predict` above which
             the heap is trimmed after a batch (:class:`~logrerank.memory.HeapBudget`).
+        prior: the bi-encoder prior added to every logit
+            (:class:`~logrerank.models.ce_prior.BiEncoderPrior`) of a prior-anchored delta
+            checkpoint, else None.
+        lexical_weight: weight of the lexical prior the rankers add over a query's texts
+            (``w * minmax(BM25)``; :func:`~logrerank.baselines.cross_encoder.add_lexical`), 0.0
+            for a model without one.
     """
 
     trim_budget_mb: float = TRIM_BUDGET_MB
@@ -198,6 +205,13 @@ class CrossEncoder:
         except Exception as exc:
             raise CrossEncoderError(f"cannot load the cross-encoder tokenizer: {exc}") from exc
         self.trained = not fresh_head
+        prior_cfg = read_prior_config(path) if Path(path).is_dir() else None
+        self.prior = (
+            BiEncoderPrior(prior_cfg, _delta_base(path), self.device, precision)
+            if prior_cfg is not None
+            else None
+        )
+        self.lexical_weight = read_lexical_weight(path) if Path(path).is_dir() else 0.0
         where = "packaged all-MiniLM-L6-v2" if packaged else path
         self.source = f"UNTRAINED head on {where}" if fresh_head else f"checkpoint {where}"
         self.max_length = _cap_length(int(max_length), self.tokenizer, self.model, Path(path))
@@ -237,12 +251,20 @@ class CrossEncoder:
             pairs: ``(query, text)`` tuples.
 
         Returns:
-            Raw logits (higher = more relevant); map with a sigmoid for [0, 1].
+            Raw logits (higher = more relevant); map with a sigmoid for [0, 1]. A
+            prior-anchored model adds its bi-encoder prior (:attr:`prior`).
         """
         if not pairs:
             return []
         queries = [str(q) for q, _ in pairs]
         texts = [str(t) for _, t in pairs]
+        out = self._predict_encoded(queries, texts)
+        if self.prior is not None:
+            out = [x + p for x, p in zip(out, self.prior.logits(list(zip(queries, texts))))]
+        return out
+
+    def _predict_encoded(self, queries: list[str], texts: list[str]) -> list[float]:
+        """The model's own logits for the pairs (length-sorted batches, input order)."""
         enc = self.tokenizer(
             queries,
             texts,
@@ -252,10 +274,10 @@ class CrossEncoder:
         )
         keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
         lengths = [len(ids) for ids in enc["input_ids"]]
-        order = sorted(range(len(pairs)), key=lambda i: (lengths[i], i))
+        order = sorted(range(len(queries)), key=lambda i: (lengths[i], i))
         pad_id = self.tokenizer.pad_token_id or 0
         left = getattr(self.tokenizer, "padding_side", "right") == "left"
-        out = [0.0] * len(pairs)
+        out = [0.0] * len(queries)
         budget = HeapBudget(self.trim_budget_mb)
         for b in range(0, len(order), self.batch_size):
             idx = order[b : b + self.batch_size]
@@ -281,6 +303,12 @@ class CrossEncoder:
             budget.check()  # bounded growth on large inputs (logrerank/memory.py)
         trim_heap()  # keep a long-running process's RSS flat
         return out
+
+
+def _delta_base(path: str) -> str | None:
+    """The base a delta checkpoint folder was trained from (None: not a delta)."""
+    meta = _read_json(Path(path) / DELTA_META)
+    return str(meta.get("base") or PACKAGED) if meta else None
 
 
 def _packaged_path() -> str:

@@ -39,11 +39,19 @@ import torch
 
 from ..backbone import autocast, autocast_dtype, freeze_encoder_layers, load_tokenizer, resolve
 from ..data.schema import Example
+from ..models.ce_prior import PRIOR_KEY, PriorConfig
 from ..models.delta_checkpoint import load_base_classifier, save_delta_checkpoint
 from ..models.pair_scoring import encode_pairs
 from .common import Progress, load_state, make_optimizer, save_state, set_seed
 from .cross_encoder_config import CrossEncoderTrainConfig
-from .cross_encoder_data import group_loss, group_rng, held_out_sample, query_group, schedule
+from .cross_encoder_data import (
+    group_loss,
+    group_rng,
+    held_out_sample,
+    query_group,
+    schedule,
+    split_cv,
+)
 from .cross_encoder_eval import evaluate_held_out, print_held_out
 from .cross_encoder_teacher import BiEncoderTeacher, distill_loss, teacher_negatives
 from .data import load_train_queries
@@ -107,6 +115,7 @@ def train(
     if cfg.device == "auto" and torch.cuda.is_available():
         device = torch.device("cuda")
     train_ex, dev_ex = data if data is not None else load_train_queries(cfg, require_gold=True)
+    train_ex, dev_ex, oof_ex = split_cv(train_ex, dev_ex, cfg)
     order = schedule(train_ex, cfg)
     total = math.ceil(len(order) / cfg.grad_accum)
     print(
@@ -121,6 +130,16 @@ def train(
     model, _ = load_base_classifier(cfg.base, seed=cfg.seed)
     tokenizer = load_tokenizer(resolve(cfg.base))
     names = mark_trainable(model, cfg.trainable_layers)
+    prior = None
+    if cfg.prior_scale > 0:
+        zero_head(model)
+        prior = BiEncoderTeacher(cfg.prior_scale, str(device), resolve(cfg.base))
+        print(
+            f"prior-anchored: logit = classifier (zero-initialised) + {cfg.prior_scale} * "
+            "bi-encoder cosine",
+            file=log,
+            flush=True,
+        )
     model.to(device)
     n_train = sum(p.numel() for p in model.parameters() if p.requires_grad)
     print(f"trainable tensors: {len(names)} ({n_train:,} parameters)", file=log, flush=True)
@@ -132,7 +151,9 @@ def train(
     opt, sched = make_optimizer(groups, cfg.lr, cfg.weight_decay, total, cfg.warmup)
 
     teacher = None
-    if cfg.distill_weight > 0 or cfg.teacher_negatives > 0:
+    if prior is not None and cfg.distill_weight == 0:
+        teacher = prior  # hard negatives rank by cosine: the prior's embeddings serve both
+    elif cfg.distill_weight > 0 or cfg.teacher_negatives > 0:
         teacher = BiEncoderTeacher(cfg.teacher_scale, str(device), resolve(cfg.base))
         print(
             f"teacher: the base read as a bi-encoder (scale {cfg.teacher_scale}), distill weight "
@@ -207,7 +228,9 @@ def train(
                 continue
             enc = encode_pairs(tokenizer, [ex.query] * len(texts), texts, cfg.max_length, device)
             with autocast(device, autocast_dtype(device, "auto" if cfg.bf16 else "fp32")):
-                logits = model(**enc).logits
+                logits = model(**enc).logits.float().reshape(-1)
+            if prior is not None:
+                logits = logits + prior.logits(ex.query, texts).to(device)
             loss = group_loss(logits, torch.tensor(labels, device=device), cfg.bce_weight)
             if cfg.distill_weight > 0:
                 t_logits = teacher.logits(ex.query, texts).to(device)
@@ -228,7 +251,9 @@ def train(
         step += 1
         progress.update(step, loss_sum / max(1, len(chunk)), pairs=pairs_seen)
         if curve_sample and (step % cfg.eval_every == 0 or step == total):
-            res = evaluate_held_out(model, tokenizer, curve_sample, cfg, log=io.StringIO())
+            res = evaluate_held_out(
+                model, tokenizer, curve_sample, cfg, log=io.StringIO(), prior=prior
+            )
             point = {"step": step, "pairs_seen": pairs_seen, **_curve_point(res)}
             curve.append(point)
             print(f"held-out curve: {json.dumps(point)}", file=log, flush=True)
@@ -257,6 +282,7 @@ def train(
         "threads": torch.get_num_threads(),
         "config": cfg.to_dict(),
         "curve": curve,
+        "out_of_fold_queries": len(oof_ex),
     }
     if evaluate and dev_ex:
         sample = held_out_sample(dev_ex, cfg)
@@ -268,17 +294,27 @@ def train(
             cfg,
             log=log,
             teacher=teacher or BiEncoderTeacher(cfg.teacher_scale, str(device), resolve(cfg.base)),
+            prior=prior,
         )
         print_held_out(summary["held_out"], log)
     summary["wall_minutes"] = round((time.perf_counter() - wall0) / 60, 2)
-    out = save_delta_checkpoint(
-        model.cpu(), tokenizer, cfg.out, cfg.base, names, extra={"training": summary}
-    )
+    extra: dict[str, Any] = {"training": summary}
+    if prior is not None:
+        extra[PRIOR_KEY] = PriorConfig(cfg.prior_scale).to_dict()
+    out = save_delta_checkpoint(model.cpu(), tokenizer, cfg.out, cfg.base, names, extra=extra)
     size = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
     summary["checkpoint"] = str(out)
     summary["checkpoint_bytes"] = size
     print(f"wrote {out} ({size / 1e6:.1f} MB)", file=log, flush=True)
     return summary
+
+
+def zero_head(model: torch.nn.Module) -> None:
+    """Zero the classifier, so a prior-anchored model starts as its prior (the head is 0)."""
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if not n.startswith(model.base_model_prefix + "."):
+                p.zero_()
 
 
 def _curve_point(res: dict[str, Any]) -> dict[str, float]:

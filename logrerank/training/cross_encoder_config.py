@@ -60,6 +60,17 @@ class CrossEncoderTrainConfig(JsonConfig):
     # of the negatives, this many are the teacher's highest-scored non-gold candidates among
     # the negative_depth first ones (bi-encoder hard negatives; 0 = all sampled)
     teacher_negatives: int = 0
+    # prior-anchored model (logrerank.models.ce_prior): logit = classifier + prior_scale *
+    # bi-encoder cosine, with the classifier zero-initialised so training starts at the
+    # bi-encoder's ranking (0 = a plain cross-encoder)
+    prior_scale: float = 0.0
+    # sources cross-validated instead of hash-held-out (their queries all train, but for
+    # cv_fold when cv_folds > 0; training.cv.grouped_folds); e.g. the multi-hop samples
+    cv_sources: list[str] = field(default_factory=list)
+    # folds of cv_sources (0 = no fold left out: the final model)
+    cv_folds: int = 0
+    # the fold left out of training (its queries are the out-of-fold evaluation set)
+    cv_fold: int = 0
     # optimizer steps between held-out evaluations during training (the training curve;
     # 0 = only after training); each scores eval_queries per source
     eval_every: int = 0
@@ -118,6 +129,10 @@ class CrossEncoderTrainConfig(JsonConfig):
             "distill_temperature": self.distill_temperature > 0,
             "teacher_negatives": 0 <= self.teacher_negatives <= self.negatives,
             "eval_every": self.eval_every >= 0,
+            "prior_scale": self.prior_scale >= 0,
+            "cv_folds": self.cv_folds >= 0
+            and (self.cv_folds == 0 or 0 <= self.cv_fold < self.cv_folds),
+            "cv_sources": set(self.cv_sources) <= set(self.sources),
             "warmup": 0 <= self.warmup < 1,
             "dev_fraction": 0 <= self.dev_fraction < 1,
             "save_every": self.save_every >= 1 and self.log_every >= 1,

@@ -106,3 +106,29 @@ def held_out_sample(dev: list[Example], cfg: CrossEncoderTrainConfig) -> list[Ex
             exs = random.Random(cfg.seed + 7).sample(exs, cfg.eval_queries)
         out.extend(exs)
     return out
+
+
+def split_cv(
+    train: list[Example], held_out: list[Example], cfg: CrossEncoderTrainConfig
+) -> tuple[list[Example], list[Example], list[Example]]:
+    """``(train, held_out, out_of_fold)`` once ``cfg.cv_sources`` are cross-validated.
+
+    Queries of a cross-validated source are never hash-held-out: all of them train, except,
+    when ``cfg.cv_folds > 0``, those of fold ``cfg.cv_fold``
+    (:func:`~logrerank.training.cv.grouped_folds`: questions that share a gold passage share a
+    fold), which are returned as the out-of-fold set.
+    """
+    from .cv import grouped_folds
+
+    cv = set(cfg.cv_sources)
+    if not cv:
+        return train, held_out, []
+    pooled = [ex for ex in train + held_out if ex.meta.get("source") in cv]
+    rest_train = [ex for ex in train if ex.meta.get("source") not in cv]
+    rest_held = [ex for ex in held_out if ex.meta.get("source") not in cv]
+    if not cfg.cv_folds:
+        return rest_train + pooled, rest_held, []
+    folds = grouped_folds(pooled, cfg.cv_folds)
+    keep = [ex for ex, f in zip(pooled, folds) if f != cfg.cv_fold]
+    oof = [ex for ex, f in zip(pooled, folds) if f == cfg.cv_fold]
+    return rest_train + keep, rest_held, oof

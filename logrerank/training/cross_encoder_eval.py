@@ -30,6 +30,7 @@ def evaluate_held_out(
     blend_weight: float = 0.5,
     log=sys.stdout,
     teacher: Any = None,
+    prior: Any = None,
 ) -> dict[str, Any]:
     """Passage ranking metrics (@10, percent) on held-out TRAIN queries, per source and all.
 
@@ -39,7 +40,9 @@ def evaluate_held_out(
     stage's own :func:`~logrerank.baselines.cross_encoder_stage.blend` with first-pass score
     ``1 - i / n``; the rest keep their order). With ``teacher`` (a
     :class:`~logrerank.training.cross_encoder_teacher.BiEncoderTeacher`) also
-    ``bi-encoder-passage``: the zero-shot bi-encoder on the same texts.
+    ``bi-encoder-passage``: the zero-shot bi-encoder on the same texts. With ``prior`` (the
+    same teacher type, at the model's ``prior_scale``) the model's logits include it, as a
+    prior-anchored checkpoint's do at inference.
     """
     model.eval()
     rows: dict[str, dict[str, list[dict[str, float]]]] = {}
@@ -48,6 +51,8 @@ def evaluate_held_out(
         ids = [d.doc_id for d in ex.candidates]
         texts = [pair_text(as_passage(d), cfg.max_chars) for d in ex.candidates]
         logits = score_pairs(model, tokenizer, ex.query, texts, cfg.max_length, cfg.bf16)
+        if prior is not None:
+            logits = [x + p for x, p in zip(logits, prior.logits(ex.query, texts).tolist())]
         n = len(ids)
         ce_order = sorted(range(n), key=lambda i: (-logits[i], i))
         top = list(range(min(top_n, n)))

@@ -28,11 +28,23 @@ def test_shipped_checkpoint_is_small_delta():
 
 @pytest.mark.skipif(not (SHIPPED / DELTA_META).is_file(), reason="no shipped cross-encoder")
 def test_shipped_checkpoint_loads_and_ranks(tokenizer):
-    model = load_delta_checkpoint(SHIPPED)
+    """The shipped model is prior-anchored with a lexical prior: its logit is the trained
+    correction + 20 x the bi-encoder cosine (+ the rankers' lexical term), and it ranks."""
+    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.models.cross_encoder import CrossEncoder
+
     q = "Insulin lowers blood glucose."
     texts = [
         "Insulin. Insulin reduces blood glucose levels by promoting uptake into cells.",
         "Volcanoes. Volcanic eruptions emit ash into the stratosphere.",
     ]
-    logits = score_pairs(model, tokenizer, q, texts, 256, bf16=False)
-    assert logits[0] > logits[1]
+    ce = CrossEncoder(SHIPPED, device="cpu", precision="fp32")
+    assert ce.trained and ce.prior is not None and ce.prior.config.scale > 0
+    assert ce.lexical_weight > 0
+    correction = score_pairs(load_delta_checkpoint(SHIPPED), tokenizer, q, texts, 256, bf16=False)
+    prior = ce.prior.logits([(q, t) for t in texts])
+    full = ce.predict([(q, t) for t in texts])
+    assert full == pytest.approx([c + p for c, p in zip(correction, prior)], abs=1e-3)
+    assert full[0] > full[1]
+    ranking = CrossEncoderRanker(ce).rank(q, [{"text": t} for t in texts])
+    assert ranking.passage_order()[0] == 0

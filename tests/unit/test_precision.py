@@ -11,23 +11,40 @@ CPU = torch.device("cpu")
 
 
 @pytest.mark.parametrize(
-    ("amx", "bf16", "precision", "expected"),
+    ("faster", "bf16", "precision", "expected"),
     [
-        (True, True, "auto", torch.bfloat16),  # AMX CPU: bf16 is the fast path
-        (False, True, "auto", None),  # AVX512-BF16 without AMX: fp32 is faster
+        (True, True, "auto", torch.bfloat16),  # AMX, or a CPU where bf16 measured faster
+        (False, True, "auto", None),  # bf16 supported but slower than fp32 here
         (False, True, "bf16", torch.bfloat16),  # asked for explicitly: bf16 where supported
         (False, False, "bf16", None),  # unsupported: falls back to fp32
+        (True, False, "auto", None),
         (True, True, "fp32", None),
     ],
 )
-def test_auto_needs_amx_on_cpu(monkeypatch, amx, bf16, precision, expected) -> None:
-    monkeypatch.setattr(bb, "amx_supported", lambda: amx)
+def test_auto_needs_a_faster_bf16_on_cpu(monkeypatch, faster, bf16, precision, expected) -> None:
+    monkeypatch.setattr(bb, "cpu_bf16_is_faster", lambda: faster)
     monkeypatch.setattr(bb, "bf16_supported", lambda device: bf16)
     assert bb.autocast_dtype(CPU, precision) is expected
 
 
-def test_cuda_auto_ignores_amx(monkeypatch) -> None:
-    monkeypatch.setattr(bb, "amx_supported", lambda: False)
+@pytest.mark.parametrize(
+    ("amx", "speedup", "expected"), [(True, 0.5, True), (False, 2.0, True), (False, 1.05, False)]
+)
+def test_cpu_bf16_rule_amx_or_a_measured_speedup(monkeypatch, amx, speedup, expected) -> None:
+    monkeypatch.setattr(bb, "_BF16_FASTER", None)
+    monkeypatch.setattr(bb, "amx_supported", lambda: amx)
+    monkeypatch.setattr(bb, "_probe_bf16_speedup", lambda: speedup)
+    assert bb.cpu_bf16_is_faster() is expected
+    monkeypatch.setattr(bb, "_probe_bf16_speedup", lambda: 1 / 0)  # decided once per process
+    assert bb.cpu_bf16_is_faster() is expected
+
+
+def test_bf16_probe_returns_a_ratio() -> None:
+    assert bb._probe_bf16_speedup() >= 0.0
+
+
+def test_cuda_auto_ignores_the_cpu_rule(monkeypatch) -> None:
+    monkeypatch.setattr(bb, "cpu_bf16_is_faster", lambda: False)
     monkeypatch.setattr(bb, "bf16_supported", lambda device: True)
     assert bb.autocast_dtype(torch.device("cuda"), "auto") is torch.bfloat16
 

@@ -55,7 +55,10 @@ def test_config_rejects_unknown_and_bad_fields(tmp_path):
 def test_shipped_config_loads():
     cfg = CrossEncoderTrainConfig.load(REPO / "configs" / "crossencoder.json")
     assert cfg.sources == ["scifact", "citint"]
-    assert cfg.dev_fraction > 0 and cfg.threads == 1
+    assert cfg.dev_fraction > 0 and cfg.threads >= 1
+    assert cfg.prior_scale > 0 and cfg.out == "logrerank/checkpoints/cross-encoder"
+    plain = CrossEncoderTrainConfig.load(REPO / "configs" / "crossencoder-plain.json")
+    assert plain.prior_scale == 0 and plain.out.startswith("runs/")
 
 
 def test_fingerprint_ignores_run_only_fields():
@@ -298,3 +301,112 @@ def test_main_runs_from_config(tiny_base, tmp_path, monkeypatch, capsys):
     assert main(["--config", str(tmp_path / "c.json"), "--summary", str(tmp_path / "s.json")]) == 0
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["step"] == 3 and (tmp_path / "ckpt" / DELTA_WEIGHTS).is_file()
+
+
+# ----------------------------------------------------------------------------- prior-anchored
+def test_prior_anchored_starts_as_its_prior_and_reloads_with_it(tiny_base, tmp_path):
+    """Zero steps of a prior-anchored run = the bi-encoder: the saved model's logits are
+    ``0 + scale * cos`` (zero head), and CrossEncoder adds the prior when it loads the folder."""
+    from logrerank.models.ce_prior import read_prior_config
+    from logrerank.models.cross_encoder import CrossEncoder
+
+    data = _toy_data()
+    cfg = _tiny_cfg(tiny_base, tmp_path, prior_scale=10.0, epochs=1)
+    log = io.StringIO()
+    train(cfg, log=log, data=data, max_steps=0, evaluate=False)
+    assert "prior-anchored" in log.getvalue()
+    assert read_prior_config(cfg.out).scale == 10.0
+    ce = CrossEncoder(cfg.out, device="cpu", precision="fp32")
+    assert ce.prior is not None
+    teacher = BiEncoderTeacher(10.0, "cpu", str(tiny_base))
+    q, texts = "what about insulin?", ["On insulin. insulin effect.", "On malaria. no effect."]
+    expect = teacher.logits(q, texts).tolist()
+    got = ce.predict([(q, t) for t in texts])
+    assert got == pytest.approx(expect, abs=1e-4)
+    # after training steps the head is no longer zero: the logit moves off the prior
+    cfg2 = _tiny_cfg(tiny_base, tmp_path / "t", prior_scale=10.0, epochs=2, lr_head=5e-2)
+    train(cfg2, log=io.StringIO(), data=data, evaluate=False)
+    moved = CrossEncoder(cfg2.out, device="cpu", precision="fp32").predict([(q, t) for t in texts])
+    assert moved != pytest.approx(expect, abs=1e-4)
+
+
+def test_a_plain_checkpoint_has_no_prior(tiny_base, tmp_path):
+    from logrerank.models.cross_encoder import CrossEncoder
+
+    cfg = _tiny_cfg(tiny_base, tmp_path)
+    train(cfg, log=io.StringIO(), data=_toy_data(), max_steps=1, evaluate=False)
+    assert CrossEncoder(cfg.out, device="cpu", precision="fp32").prior is None
+
+
+def test_split_cv_leaves_one_fold_out_and_keeps_shared_golds_together():
+    from logrerank.training.cross_encoder_data import split_cv
+
+    def ex(src, i, gold):
+        return Example(f"q{i}", "q", [_doc(i)], [gold], meta={"source": src})
+
+    multi = [ex("hotpotqa", i, f"g{i}") for i in range(30)]
+    multi += [ex("hotpotqa", 100, "g0")]  # shares q0's gold: same fold as q0
+    sf = [ex("scifact", i, f"s{i}") for i in range(5)]
+    held = [ex("scifact", 9, "s9"), multi.pop(3)]  # a multi-hop query hash-held-out earlier
+    base = CrossEncoderTrainConfig(sources=["scifact", "hotpotqa"], cv_sources=["hotpotqa"])
+    tr, dv, oof = split_cv(sf + multi, held, base)
+    assert len(tr) == 5 + 31 and [e.qid for e in dv] == ["q9"] and oof == []
+    seen = []
+    for k in range(3):
+        cfg = CrossEncoderTrainConfig(
+            sources=["scifact", "hotpotqa"], cv_sources=["hotpotqa"], cv_folds=3, cv_fold=k
+        )
+        tr, dv, oof = split_cv(sf + multi, held, cfg)
+        assert all(e.meta["source"] == "hotpotqa" for e in oof)
+        assert len(tr) + len(oof) == 5 + 31 and [e.qid for e in dv] == ["q9"]
+        ids = {e.qid for e in oof}
+        assert ("q0" in ids) == ("q100" in ids)
+        seen += sorted(ids)
+    assert sorted(seen) == sorted(e.qid for e in multi + held[1:])
+
+
+# ----------------------------------------------------------------------------- lexical prior
+def test_lexical_grid_and_choice_hand_computed():
+    from logrerank.training.cross_encoder_lexical import choose, grid_table
+
+    # one pool: the model puts the gold second; BM25 puts it first
+    rows = [
+        {"source": "s", "ids": ["a", "g"], "gold": ["g"], "logits": [1.0, 0.5], "lex": [0.0, 1.0]}
+    ]
+    table = grid_table(rows, grid=(0.0, 0.4, 1.0))
+    # w = 0: gold at rank 2 -> nDCG = 1 / log2(3); w = 0.4: 1.0 vs 0.9, still second;
+    # w = 1: 1.0 vs 1.5 -> gold first -> 1
+    assert table["0"]["s"] == pytest.approx(100 / __import__("math").log2(3), abs=0.01)
+    assert table["0.4"]["s"] == table["0"]["s"] and table["1"]["s"] == 100.0
+    assert choose(table) == 1.0
+    assert choose({"0": {"mean": 5.0}, "2": {"mean": 5.0}}) == 0.0  # ties: the smaller weight
+
+
+def test_lexical_weight_recorded_loaded_and_applied(tiny_base, tmp_path):
+    from logrerank.baselines.base import minmax
+    from logrerank.baselines.bm25 import bm25_scores
+    from logrerank.baselines.cross_encoder import CrossEncoderRanker, add_lexical
+    from logrerank.models.cross_encoder import CrossEncoder
+    from logrerank.training.cross_encoder_lexical import record
+
+    cfg = _tiny_cfg(tiny_base, tmp_path, prior_scale=10.0)
+    train(cfg, log=io.StringIO(), data=_toy_data(), max_steps=0, evaluate=False)
+    assert CrossEncoder(cfg.out, device="cpu").lexical_weight == 0.0
+    record(cfg.out, 3.0, {"3": {"mean": 1.0}}, {"scifact": 1})
+    ce = CrossEncoder(cfg.out, device="cpu", precision="fp32")
+    assert ce.lexical_weight == 3.0
+    q = "insulin dosage"
+    texts = ["insulin dosage in trials", "malaria in children", "dosage"]
+    base = ce.predict([(q, t) for t in texts])
+    got, lex = add_lexical(ce, q, texts, base)
+    assert lex == pytest.approx(minmax(bm25_scores(q, texts)))
+    assert got == pytest.approx([b + 3.0 * v for b, v in zip(base, lex)])
+    passages = [{"text": t} for t in texts]
+    r = CrossEncoderRanker(ce).rank(q, passages)
+    nolex = CrossEncoderRanker(ce, lexical=False).rank(q, passages)
+    assert r.info["lexical_weight"] == 3.0 and nolex.info["lexical_weight"] == 0.0
+    assert nolex.ranker == "cross-encoder-nolex"
+    logit = {p.passage_idx: p.extra["cross_encoder_logit"] for p in r.passages_ranked}
+    assert [logit[i] for i in range(3)] == pytest.approx(got, abs=1e-5)
+    plain = {p.passage_idx: p.extra["cross_encoder_logit"] for p in nolex.passages_ranked}
+    assert [plain[i] for i in range(3)] == pytest.approx(base, abs=1e-5)
