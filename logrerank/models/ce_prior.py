@@ -18,7 +18,6 @@ the pool. Its weight ``w`` is tuned on held-out TRAIN queries after training
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,32 +43,40 @@ class PriorConfig:
         return {"scale": float(self.scale), "max_length": int(self.max_length)}
 
 
-def read_prior_config(folder: str | Path) -> PriorConfig | None:
-    """The prior settings recorded in a delta checkpoint folder, or None (no prior)."""
+def prior_from_meta(meta: dict[str, Any]) -> PriorConfig | None:
+    """The prior settings of a delta checkpoint's description (None: no prior)."""
+    raw = meta.get(PRIOR_KEY)
+    try:
+        if not isinstance(raw, dict) or float(raw.get("scale", 0) or 0) <= 0:
+            return None
+        return PriorConfig(float(raw["scale"]), int(raw.get("max_length", 256)))
+    except (TypeError, ValueError):
+        return None
+
+
+def lexical_from_meta(meta: dict[str, Any]) -> float:
+    """The lexical prior's weight in a delta checkpoint's description (0.0: none)."""
+    try:
+        return max(0.0, float((meta.get(LEXICAL_KEY) or {}).get("weight", 0.0)))
+    except (TypeError, ValueError, AttributeError):
+        return 0.0
+
+
+def _meta(folder: str | Path) -> dict[str, Any]:
+    from .cross_encoder_folder import read_json
     from .delta_checkpoint import DELTA_META
 
-    meta_file = Path(folder) / DELTA_META
-    if not meta_file.is_file():
-        return None
-    try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    raw = meta.get(PRIOR_KEY)
-    if not isinstance(raw, dict) or float(raw.get("scale", 0) or 0) <= 0:
-        return None
-    return PriorConfig(float(raw["scale"]), int(raw.get("max_length", 256)))
+    return read_json(Path(folder) / DELTA_META)
+
+
+def read_prior_config(folder: str | Path) -> PriorConfig | None:
+    """The prior settings recorded in a delta checkpoint folder, or None (no prior)."""
+    return prior_from_meta(_meta(folder))
 
 
 def read_lexical_weight(folder: str | Path) -> float:
     """The lexical prior's weight recorded in a delta checkpoint folder (0.0: none)."""
-    from .delta_checkpoint import DELTA_META
-
-    try:
-        meta = json.loads((Path(folder) / DELTA_META).read_text(encoding="utf-8"))
-        return max(0.0, float((meta.get(LEXICAL_KEY) or {}).get("weight", 0.0)))
-    except (OSError, ValueError, TypeError, AttributeError):
-        return 0.0
+    return lexical_from_meta(_meta(folder))
 
 
 class BiEncoderPrior:

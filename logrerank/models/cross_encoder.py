@@ -40,7 +40,7 @@ from ..memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
 from ..resources import checkpoint_dir
 from ..runtime.ce_runtime import classifier_runtime
 from ..types import Passage
-from .ce_prior import BiEncoderPrior, read_lexical_weight, read_prior_config
+from .ce_prior import BiEncoderPrior, lexical_from_meta, prior_from_meta
 from .cross_encoder_folder import cap_length as _cap_length
 from .cross_encoder_folder import read_json as _read_json
 from .delta_checkpoint import DELTA_META, load_delta_checkpoint
@@ -205,13 +205,11 @@ class CrossEncoder:
         except Exception as exc:
             raise CrossEncoderError(f"cannot load the cross-encoder tokenizer: {exc}") from exc
         self.trained = not fresh_head
-        prior_cfg = read_prior_config(path) if Path(path).is_dir() else None
-        self.prior = (
-            BiEncoderPrior(prior_cfg, _delta_base(path), self.device, precision)
-            if prior_cfg is not None
-            else None
-        )
-        self.lexical_weight = read_lexical_weight(path) if Path(path).is_dir() else 0.0
+        meta = _read_json(Path(path) / DELTA_META) if Path(path).is_dir() else {}
+        prior_cfg = prior_from_meta(meta)
+        base = str(meta.get("base") or PACKAGED)
+        self.prior = BiEncoderPrior(prior_cfg, base, self.device, precision) if prior_cfg else None
+        self.lexical_weight = lexical_from_meta(meta)
         where = "packaged all-MiniLM-L6-v2" if packaged else path
         self.source = f"UNTRAINED head on {where}" if fresh_head else f"checkpoint {where}"
         self.max_length = _cap_length(int(max_length), self.tokenizer, self.model, Path(path))
@@ -303,12 +301,6 @@ class CrossEncoder:
             budget.check()  # bounded growth on large inputs (logrerank/memory.py)
         trim_heap()  # keep a long-running process's RSS flat
         return out
-
-
-def _delta_base(path: str) -> str | None:
-    """The base a delta checkpoint folder was trained from (None: not a delta)."""
-    meta = _read_json(Path(path) / DELTA_META)
-    return str(meta.get("base") or PACKAGED) if meta else None
 
 
 def _packaged_path() -> str:
