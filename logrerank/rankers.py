@@ -28,7 +28,11 @@ RANKERS: dict[str, str] = {
     "passage = best window",
     "cross-encoder-twin": "LoG's local scorer trained the same way on passage units (title + "
     "window; the frozen layers, prior and joint layer of log-local); passage = best unit",
-    "ce-stage": "the cross-encoder stage: BM25 top 25 rescored, min-max blended 0.5/0.5",
+    "ce-stage": "the cross-encoder stage: the first pass's top 25 rescored, min-max blended "
+    "0.5/0.5 (first pass: BM25 over the candidates, or the retrieval order of pooled benchmarks "
+    "in logrerank eval)",
+    "ce-stage-bm25": "the cross-encoder stage over BM25 over the candidates, whatever the "
+    "input order (what the app shows for pasted passages)",
     "evidence-graph": "the evidence-graph selector (greedy) with BM25 relevance",
     "evidence-graph-ce": "the evidence-graph selector (greedy) with cross-encoder relevance",
     "log": "LoG-Reranker (local + graph)",
@@ -87,6 +91,9 @@ class Models:
     precision: str | None = None  # torch autocast of both (None: the checkpoint's / "auto")
     memo_cross_encoder: bool = False  # memoise cross-encoder scores across rankers (eval)
     twin_checkpoint: str | None = None  # cross-encoder-twin folder (None = bundled default)
+    # first pass of ce-stage: "bm25" (BM25 over the candidates) or "first-pass" (the input
+    # order, i.e. the retriever's ranking: BM25 over the whole corpus for built pools)
+    stage_first_pass: str = "bm25"
     _log: Any = None
     _bi: Any = None
     _ce: Any = None
@@ -162,10 +169,14 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
 
         return TwinRanker(lambda: models.twin)  # loaded on first use
 
-    def stage():
+    def stage(first_pass: str | None = None):
         from .baselines.cross_encoder_stage import CrossEncoderStage
 
-        return CrossEncoderStage(BM25Reranker("passage"), ce_model())
+        first_pass = first_pass or models.stage_first_pass
+        if first_pass not in ("bm25", "first-pass"):
+            raise InputError(f"stage first pass must be 'bm25' or 'first-pass', got {first_pass!r}")
+        first = FirstPassRanker() if first_pass == "first-pass" else None
+        return CrossEncoderStage(first or BM25Reranker("passage"), ce_model())
 
     def graph(relevance):
         from .baselines.evidence_graph import EvidenceGraphSelector
@@ -184,6 +195,7 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
         "cross-encoder-full": lambda: ce("full"),
         "cross-encoder-twin": twin,
         "ce-stage": stage,
+        "ce-stage-bm25": lambda: stage("bm25"),
         "evidence-graph": lambda: graph(None),
         "evidence-graph-ce": lambda: graph(ce("passage")),
         **{

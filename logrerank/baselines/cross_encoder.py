@@ -4,7 +4,8 @@
   CrossEncoder`) on its own, at passage level (``(query, title + first max_chars chars)``),
   full-text level (``(query, title + window)`` for every window of the whole passage, best
   window; :mod:`logrerank.models.pair_windows`) or sentence level (``(query, sentence)``);
-  scores are ``sigmoid(logit)`` in [0, 1].
+  scores are the model's calibrated ``sigmoid(a * logit + b)`` in [0, 1]
+  (:meth:`~logrerank.models.cross_encoder.CrossEncoder.probability`).
 * :class:`MemoCrossEncoder`: a loaded model whose scores are memoised per pair.
 
 The two-stage ranker (first pass, cross-encoder over its top ``top_n``, blended) is
@@ -28,6 +29,12 @@ from ..models.pair_windows import full_pair_texts
 from ..segment import passage_spans
 from ..types import InputError, Passage, Ranking, ScoredSentence
 from .base import minmax
+
+
+def probability(model: Any, logit: float) -> float:
+    """The score reported for a logit: the model's calibrated probability, else its sigmoid."""
+    fn = getattr(model, "probability", None)
+    return float(fn(logit)) if callable(fn) else sigmoid(logit)
 
 
 def add_lexical(
@@ -122,7 +129,7 @@ class CrossEncoderRanker:
     window of the whole passage (``title + ". " + window``, windows of the model's
     ``max_length`` overlapping by 32 tokens) and keeps the best one; sentence level scores
     ``(query, sentence)`` for every sentence of :func:`~logrerank.segment.passage_spans` and
-    derives the passage order from each passage's best sentence. Scores are ``sigmoid(logit)``
+    derives the passage order from each passage's best sentence. Scores are :func:`probability` of the logit
     in [0, 1]; the raw logit is kept in ``extra["cross_encoder_logit"]``.
 
     The model is loaded on first use. Unlike :class:`CrossEncoderStage` this ranker has no
@@ -201,7 +208,7 @@ class CrossEncoderRanker:
             return Ranking.from_passage_scores(
                 query,
                 plist,
-                [sigmoid(x) for x in logits],
+                [probability(model, x) for x in logits],
                 self.name,
                 extras=[{"cross_encoder_logit": x, "lexical": v} for x, v in zip(logits, lex)],
                 timings=timings,
@@ -226,7 +233,7 @@ class CrossEncoderRanker:
         logits, _ = self._lexical(model, query, [s.text for s in sentences], logits)
         timings["cross_encoder"] = time.perf_counter() - t0
         for s, x in zip(sentences, logits):
-            s.score = sigmoid(x)
+            s.score = probability(model, x)
             s.extra["cross_encoder_logit"] = x
         ranking = Ranking.from_sentence_scores(
             query, plist, sentences, self.name, timings=timings, warnings=warnings, info=info
@@ -264,7 +271,7 @@ class CrossEncoderRanker:
         return Ranking.from_passage_scores(
             query,
             plist,
-            [sigmoid(x) for x in best],
+            [probability(model, x) for x in best],
             self.name,
             extras=[
                 {"cross_encoder_logit": x, "best_window": w, "windows": n}

@@ -90,6 +90,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise InputError("--passage-cache-mb must be >= 0")
     if passage_cache_mb and any(n.startswith("log") for n in names):
         models.log.passage_cache_mb = passage_cache_mb
+    stage_fp = getattr(args, "stage_first_pass", "auto") or "auto"
+    # Built pools are in BM25-over-the-corpus order: that order is the first pass the stage
+    # reranks (as in its held-out training eval). Multi-hop pools are in file order: BM25.
+    models.stage_first_pass = (
+        stage_fp if stage_fp != "auto" else ("bm25" if name in MULTI_HOP else "first-pass")
+    )
     rankers = build_rankers(names, models)
     coverage = (2, 3, 5) if name in MULTI_HOP else ()
 
@@ -103,6 +109,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "command": "logrerank " + " ".join(sys.argv[1:]),
         "wall_seconds": round(time.perf_counter() - t0, 1),
         "cross_encoder_memo": True,
+        "ce_stage_first_pass": models.stage_first_pass,
         "twin_checkpoint": models.twin.source if TWIN_NAME in names else None,
         "quantize": getattr(args, "quantize", "none"),
         "quantized": quantized,
@@ -153,6 +160,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--twin",
         help="cross-encoder-twin checkpoint folder, e.g. runs/twin (default: bundled "
         "logrerank/checkpoints/cross-encoder-twin)",
+    )
+    e.add_argument(
+        "--stage-first-pass",
+        choices=("auto", "bm25", "first-pass"),
+        default="auto",
+        help="first pass of ce-stage: the pool's retrieval order (first-pass), BM25 over the "
+        "candidates (bm25), or auto (first-pass for pooled benchmarks, bm25 for multi-hop)",
     )
     e.add_argument("--device", default="auto")
     e.add_argument(

@@ -40,7 +40,7 @@ from ..memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
 from ..resources import checkpoint_dir
 from ..runtime.ce_runtime import classifier_runtime
 from ..types import Passage
-from .ce_prior import BiEncoderPrior, lexical_from_meta, prior_from_meta
+from .ce_prior import BiEncoderPrior, calibration_from_meta, lexical_from_meta, prior_from_meta
 from .cross_encoder_folder import cap_length as _cap_length
 from .cross_encoder_folder import read_json as _read_json
 from .delta_checkpoint import DELTA_META, load_delta_checkpoint
@@ -135,6 +135,9 @@ class CrossEncoder:
         lexical_weight: weight of the lexical prior the rankers add over a query's texts
             (``w * minmax(BM25)``; :func:`~logrerank.baselines.cross_encoder.add_lexical`), 0.0
             for a model without one.
+        calibration: ``(a, b)`` of the reported score ``sigmoid(a * logit + b)`` (a Platt fit
+            on held-out TRAIN logits, :func:`~logrerank.models.ce_prior.fit_platt`); ``(1, 0)``
+            (a plain sigmoid) for a model without one.
     """
 
     trim_budget_mb: float = TRIM_BUDGET_MB
@@ -210,6 +213,7 @@ class CrossEncoder:
         base = str(meta.get("base") or PACKAGED)
         self.prior = BiEncoderPrior(prior_cfg, base, self.device, precision) if prior_cfg else None
         self.lexical_weight = lexical_from_meta(meta)
+        self.calibration = calibration_from_meta(meta)  # (a, b): score = sigmoid(a * logit + b)
         where = "packaged all-MiniLM-L6-v2" if packaged else path
         self.source = f"UNTRAINED head on {where}" if fresh_head else f"checkpoint {where}"
         self.max_length = _cap_length(int(max_length), self.tokenizer, self.model, Path(path))
@@ -236,6 +240,11 @@ class CrossEncoder:
         self.tokenizer.save_pretrained(str(out))
         if not any(out.glob("*.safetensors")):
             raise CrossEncoderError(f"saving to {str(out)!r} produced no .safetensors file")
+
+    def probability(self, logit: float) -> float:
+        """The reported score of a logit: ``sigmoid(a * logit + b)`` (:attr:`calibration`)."""
+        a, b = self.__dict__.get("calibration", (1.0, 0.0))
+        return sigmoid(a * logit + b)
 
     @torch.inference_mode()
     def predict(self, pairs: Sequence[tuple[str, str]]) -> list[float]:

@@ -143,3 +143,43 @@ def test_cli_eval_quantize_int8_and_passage_cache_are_recorded(tmp_path: Path, t
     assert main([*base, "--passage-cache-mb", "-1"]) == 2  # clear refusal
     assert main([*base, "--passage-cache-mb", "8", "--out", str(out2)]) == 0
     assert json.loads((out2 / "results.json").read_text())["meta"]["passage_cache_mb"] == 8.0
+
+
+def test_ce_stage_first_pass_is_the_input_order_or_bm25(tiny_ce_dir) -> None:
+    """``ce-stage`` reranks the retriever's order (``first-pass``) or BM25 over the candidates;
+    ``ce-stage-bm25`` is always BM25; anything else is refused by name."""
+    from logrerank.rankers import Models
+
+    query = "olive oil diet"  # BM25 puts the diet passage (input position 3) first
+    models = Models(cross_encoder_path=str(tiny_ce_dir), stage_first_pass="first-pass")
+    rankers = build_rankers(["ce-stage", "ce-stage-bm25"], models)
+    for r in rankers.values():
+        r.top_n = 2  # rerank the first pass's top 2; the rest keep the first pass's order
+    fp = rankers["ce-stage"].rank(query, PASSAGES)
+    bm = rankers["ce-stage-bm25"].rank(query, PASSAGES)
+    assert fp.info["first_pass"] == "first-pass" and bm.info["first_pass"] == "bm25"
+    assert sorted(fp.passage_order()[:2]) == [0, 1] and fp.passage_order()[2] == 2
+    assert 2 in bm.passage_order()[:2]
+    with pytest.raises(InputError, match="stage first pass"):
+        build_rankers(["ce-stage"], Models(stage_first_pass="random"))
+
+
+def test_cli_eval_stage_first_pass_auto_for_pools(tmp_path: Path, tiny_ce_dir) -> None:
+    claims, corpus = tmp_path / "claims.jsonl", tmp_path / "corpus.jsonl"
+    docs = [(1, "Aspirin", ["Aspirin lowers heart attack risk."]), (2, "Paris", ["Paris."])]
+    corpus.write_text(
+        "\n".join(json.dumps({"doc_id": d, "title": t, "abstract": a}) for d, t, a in docs) + "\n"
+    )
+    claim = {
+        "id": 1,
+        "claim": "aspirin heart",
+        "evidence": {"1": [{"sentences": [0], "label": "SUPPORT"}]},
+    }
+    claims.write_text(json.dumps({**claim, "cited_doc_ids": [1]}) + "\n")
+    argv = ["eval", "--claims", str(claims), "--corpus", str(corpus), "--rankers", "ce-stage"]
+    argv += ["--cross-encoder", str(tiny_ce_dir), "--quiet"]
+    for extra, want in (([], "first-pass"), (["--stage-first-pass", "bm25"], "bm25")):
+        out = tmp_path / want
+        assert main([*argv, *extra, "--out", str(out)]) == 0
+        meta = json.loads((out / "results.json").read_text())["meta"]
+        assert meta["ce_stage_first_pass"] == want

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import random
 from pathlib import Path
 
@@ -410,3 +411,74 @@ def test_lexical_weight_recorded_loaded_and_applied(tiny_base, tmp_path):
     assert [logit[i] for i in range(3)] == pytest.approx(got, abs=1e-5)
     plain = {p.passage_idx: p.extra["cross_encoder_logit"] for p in nolex.passages_ranked}
     assert [plain[i] for i in range(3)] == pytest.approx(base, abs=1e-5)
+
+
+# ----------------------------------------------------------------------------- calibration
+def test_fit_platt_hand_computed_constant_logits():
+    from logrerank.models.ce_prior import fit_platt
+
+    # constant logits carry no signal: the slope is 0 (ridge) and sigmoid(b) = the base rate,
+    # here 1 of 4 -> b = log(1/3)
+    a, b = fit_platt([5.0, 5.0, 5.0, 5.0], [1, 0, 0, 0])
+    assert a == pytest.approx(0.0, abs=1e-6)
+    assert b == pytest.approx(math.log(1 / 3), abs=1e-5)
+
+
+def test_fit_platt_recovers_a_known_logistic_and_any_offset():
+    from logrerank.models.ce_prior import fit_platt
+
+    rng = random.Random(0)
+    xs = [rng.uniform(10.0, 20.0) for _ in range(4000)]  # prior-anchored logit range
+    ys = [int(rng.random() < 1 / (1 + math.exp(-(1.5 * x - 24.0)))) for x in xs]
+    a, b = fit_platt(xs, ys, l2=0.0)
+    assert a == pytest.approx(1.5, rel=0.15) and b == pytest.approx(-24.0, rel=0.15)
+    with pytest.raises(ValueError, match="both positive and negative"):
+        fit_platt([1.0, 2.0], [1, 1])
+    with pytest.raises(ValueError, match="two or more"):
+        fit_platt([1.0], [1])
+
+
+def test_calibration_from_meta_defaults_and_rejects_bad_entries():
+    from logrerank.models.ce_prior import calibration_from_meta
+
+    assert calibration_from_meta({}) == (1.0, 0.0)
+    assert calibration_from_meta({"calibration": {"a": 0.5, "b": -7}}) == (0.5, -7.0)
+    for bad in ({"a": -1, "b": 0}, {"a": "x"}, {"a": float("nan")}, [1, 2], "no"):
+        assert calibration_from_meta({"calibration": bad}) == (1.0, 0.0)
+
+
+def test_calibration_recorded_loaded_and_spreads_the_scores(tiny_base, tmp_path):
+    """A prior-anchored model's logits sit far above 0: the plain sigmoid reads ~1 for every
+    candidate; the recorded calibration gives scores that differ, in the same order."""
+    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.models.cross_encoder import CrossEncoder, sigmoid
+    from logrerank.training.cross_encoder_lexical import calibrate, record_calibration
+
+    cfg = _tiny_cfg(tiny_base, tmp_path, prior_scale=10.0)
+    train(cfg, log=io.StringIO(), data=_toy_data(), max_steps=0, evaluate=False)
+    q = "insulin dosage"
+    texts = ["insulin dosage in trials", "malaria in children", "dosage", "ash clouds"]
+    ce = CrossEncoder(cfg.out, device="cpu", precision="fp32")
+    assert ce.calibration == (1.0, 0.0)
+    logits = [x + 20.0 for x in ce.predict([(q, t) for t in texts])]  # push into saturation
+    top = "abcd"[logits.index(max(logits))]
+    second = "abcd"[sorted(range(4), key=lambda i: -logits[i])[1]]
+    rows = [  # golds: the best candidate, then the second best (not separable)
+        {"ids": list("abcd"), "gold": [top], "logits": logits, "lex": [0.0] * 4},
+        {"ids": list("abcd"), "gold": [top, second], "logits": logits, "lex": [0.0] * 4},
+    ]
+    fit = calibrate(rows, weight=0.0)
+    assert fit["pairs"] == 8 and fit["positives"] == 3 and fit["a"] > 0
+    record_calibration(cfg.out, fit)
+    ce = CrossEncoder(cfg.out, device="cpu", precision="fp32")
+    assert ce.calibration == (fit["a"], fit["b"])
+    assert ce.probability(logits[0]) == pytest.approx(sigmoid(fit["a"] * logits[0] + fit["b"]))
+    plain = [sigmoid(x) for x in logits]
+    calibrated = [ce.probability(x) for x in logits]
+    assert max(plain) - min(plain) < 1e-4  # saturated
+    assert max(calibrated) - min(calibrated) > 0.05
+    r = CrossEncoderRanker(ce).rank(q, [{"text": t} for t in texts])
+    for p in r.passages_ranked:  # the ranker reports the calibrated probability
+        assert p.score == pytest.approx(ce.probability(p.extra["cross_encoder_logit"]))
+    logit = [p.extra["cross_encoder_logit"] for p in r.passages_ranked]
+    assert logit == sorted(logit, reverse=True)  # calibration is monotone: same order
