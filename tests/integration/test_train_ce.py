@@ -48,3 +48,28 @@ def test_shipped_checkpoint_loads_and_ranks(tokenizer):
     assert full[0] > full[1]
     ranking = CrossEncoderRanker(ce).rank(q, [{"text": t} for t in texts])
     assert ranking.passage_order()[0] == 0
+
+
+@pytest.mark.skipif(not (SHIPPED / DELTA_META).is_file(), reason="no shipped cross-encoder")
+def test_shipped_scores_are_calibrated_not_saturated():
+    """The shipped model's logits sit around 10-20 (20 x cosine + correction + lexical), where a
+    plain sigmoid reads 1.000 for every candidate; its recorded Platt calibration (fit on
+    held-out TRAIN candidates) spreads the reported scores, in the same order."""
+    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.models.cross_encoder import CrossEncoder, sigmoid
+
+    ce = CrossEncoder(SHIPPED, device="cpu", precision="fp32")
+    a, b = ce.calibration
+    assert a > 0 and (a, b) != (1.0, 0.0)
+    q = "Insulin lowers blood glucose."
+    passages = [
+        {"title": "Insulin", "text": "Insulin reduces blood glucose levels by promoting uptake."},
+        {"title": "Glucose", "text": "Blood glucose is measured in diabetes clinics."},
+        {"title": "Volcanoes", "text": "Volcanic eruptions emit ash into the stratosphere."},
+    ]
+    r = CrossEncoderRanker(ce).rank(q, passages)
+    scores = [p.score for p in r.passages_ranked]
+    logits = [p.extra["cross_encoder_logit"] for p in r.passages_ranked]
+    assert min(sigmoid(x) for x in logits[:2]) > 0.99  # what the plain sigmoid would show
+    assert max(scores) - min(scores) > 0.1 and min(scores) < 0.9
+    assert scores == sorted(scores, reverse=True) and r.passage_order()[0] == 0
