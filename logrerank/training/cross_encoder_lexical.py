@@ -88,18 +88,27 @@ def choose(table: dict[str, dict[str, float]]) -> float:
     return float(min(table, key=lambda w: (-table[w]["mean"], float(w))))
 
 
-def record(folder: str | Path, weight: float, table, queries: dict[str, int]) -> None:
-    """Write the chosen weight and its table into the checkpoint's ``logrerank_delta.json``."""
+def _set_meta(folder: str | Path, key: str, value: dict[str, Any]) -> None:
+    """Set one entry of the checkpoint's ``logrerank_delta.json``, keeping the rest."""
     path = Path(folder) / DELTA_META
     meta = json.loads(path.read_text(encoding="utf-8"))
-    meta[LEXICAL_KEY] = {
-        "weight": weight,
-        "feature": "minmax over the ranked texts of BM25(query, title + ' ' + text)",
-        "tuned_on": "held-out TRAIN queries (dev_fraction split), passage nDCG@10",
-        "queries": queries,
-        "grid": table,
-    }
+    meta[key] = value
     path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+
+
+def record(folder: str | Path, weight: float, table, queries: dict[str, int]) -> None:
+    """Write the chosen weight and its table into the checkpoint's ``logrerank_delta.json``."""
+    _set_meta(
+        folder,
+        LEXICAL_KEY,
+        {
+            "weight": weight,
+            "feature": "minmax over the ranked texts of BM25(query, title + ' ' + text)",
+            "tuned_on": "held-out TRAIN queries (dev_fraction split), passage nDCG@10",
+            "queries": queries,
+            "grid": table,
+        },
+    )
 
 
 def first_per_source(examples: list[Any], n: int) -> list[Any]:
@@ -141,14 +150,15 @@ def calibrate(rows: list[dict[str, Any]], weight: float) -> dict[str, Any]:
 
 def record_calibration(folder: str | Path, fit: dict[str, Any]) -> None:
     """Write the calibration into the checkpoint's ``logrerank_delta.json``."""
-    path = Path(folder) / DELTA_META
-    meta = json.loads(path.read_text(encoding="utf-8"))
-    meta[CALIBRATION_KEY] = {
-        **fit,
-        "formula": "score = sigmoid(a * logit + b), logit including the lexical prior",
-        "fit_on": "held-out TRAIN candidates (dev_fraction split), label = gold passage",
-    }
-    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    _set_meta(
+        folder,
+        CALIBRATION_KEY,
+        {
+            **fit,
+            "formula": "score = sigmoid(a * logit + b), logit including the lexical prior",
+            "fit_on": "held-out TRAIN candidates (dev_fraction split), label = gold passage",
+        },
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,15 +183,15 @@ def main(argv: list[str] | None = None) -> int:
     cfg = CrossEncoderTrainConfig.load(args.config)
     folder = args.checkpoint or cfg.out
     grid = tuple(float(x) for x in args.grid.split(",")) if args.grid else GRID
-    train_ex, dev_ex = load_train_queries(cfg, require_gold=True)
-    _, dev_ex, _ = split_cv(train_ex, dev_ex, cfg)
-    if args.per_source:
-        dev_ex = first_per_source(dev_ex, args.per_source)
     cache = Path(args.scores) if args.scores else None
-    if cache is not None and cache.is_file():
+    if cache is not None and cache.is_file():  # the held-out pools were scored before
         rows = json.loads(cache.read_text(encoding="utf-8"))
         print(f"read {len(rows)} scored pools from {cache}")
     else:
+        train_ex, dev_ex = load_train_queries(cfg, require_gold=True)
+        _, dev_ex, _ = split_cv(train_ex, dev_ex, cfg)
+        if args.per_source:
+            dev_ex = first_per_source(dev_ex, args.per_source)
         model = CrossEncoder(folder, device=cfg.device)
         model.lexical_weight = 0.0
         rows = pool_scores(model, dev_ex)
