@@ -37,6 +37,15 @@ def probability(model: Any, logit: float) -> float:
     return float(fn(logit)) if callable(fn) else sigmoid(logit)
 
 
+def sink(logits: list[float], blank: list[int]) -> list[float]:
+    """``logits`` with those at ``blank`` (passages without text) set below all the others."""
+    skip = set(blank)
+    if not skip:
+        return list(logits)
+    floor = min((x for i, x in enumerate(logits) if i not in skip), default=0.0) - 1.0
+    return [floor if i in skip else x for i, x in enumerate(logits)]
+
+
 def add_lexical(
     model: Any, query: str, texts: list[str], logits: list[float]
 ) -> tuple[list[float], list[float]]:
@@ -200,10 +209,16 @@ class CrossEncoderRanker:
             "prior_scale": model.prior.config.scale if getattr(model, "prior", None) else 0.0,
             "lexical_weight": float(getattr(model, "lexical_weight", 0.0) or 0.0) * self.lexical,
         }
+        blank = [i for i, p in enumerate(plist) if not (p.title.strip() or p.text.strip())]
+        if len(blank) == len(plist):
+            raise InputError("every passage is empty: paste passages with text")
+        if blank and self.level != "sentence":
+            warnings.append(f"passage(s) {[i + 1 for i in blank]} have no text; they rank last")
         if self.level == "passage":
             t0 = time.perf_counter()
             logits = model.predict([(query, pair_text(p, self.max_chars)) for p in plist])
             logits, lex = self._lexical(model, query, [lexical_text(p) for p in plist], logits)
+            logits = sink(logits, blank)
             timings["cross_encoder"] = time.perf_counter() - t0
             return Ranking.from_passage_scores(
                 query,
@@ -216,7 +231,7 @@ class CrossEncoderRanker:
                 info=info,
             )
         if self.level == "full":
-            return self._rank_full(query, plist, model, timings, warnings, info)
+            return self._rank_full(query, plist, model, timings, warnings, info, blank)
         t0 = time.perf_counter()
         sentences: list[ScoredSentence] = []
         for pi, p in enumerate(plist):
@@ -250,7 +265,7 @@ class CrossEncoderRanker:
             return list(logits), [0.0] * len(texts)
         return add_lexical(model, query, texts, logits)
 
-    def _rank_full(self, query, plist, model, timings, warnings, info) -> Ranking:
+    def _rank_full(self, query, plist, model, timings, warnings, info, blank) -> Ranking:
         """Full-text level: every window of every passage scored, a passage = its best window."""
         t0 = time.perf_counter()
         windows = [full_pair_texts(model.tokenizer, query, p, model.max_length) for p in plist]
@@ -268,6 +283,7 @@ class CrossEncoderRanker:
             seen[i] += 1
         info["windows"] = len(logits)
         best, _ = self._lexical(model, query, [lexical_text(p) for p in plist], best)
+        best = sink(best, blank)
         return Ranking.from_passage_scores(
             query,
             plist,

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..io import normalize_passages
 from ..models.cross_encoder import DEFAULT_MAX_CHARS, CrossEncoder, pair_text
-from ..types import Ranking, ScoredPassage
+from ..types import InputError, Ranking, ScoredPassage
 from .base import Ranker, minmax
 from .cross_encoder import (
     add_lexical,
@@ -137,8 +137,11 @@ class CrossEncoderStage:
         """Rank with the first pass, then rerank its top ``top_n`` with the cross-encoder.
 
         Raises:
-            InputError: invalid input (raised by the first pass / passage normalisation).
+            InputError: an empty question (checked here, whatever the first pass checks) or
+                invalid passages.
         """
+        if not isinstance(query, str) or not query.strip():
+            raise InputError("the question is empty: type a question")
         plist = normalize_passages(passages)
         t0 = time.perf_counter()
         first = self.first_pass.rank(query, plist)

@@ -102,6 +102,19 @@ def test_write_results(tmp_path: Path):
     assert "| bm25 |" in m.read_text()
 
 
+def _scifact_files(tmp_path: Path, docs, claim: str) -> tuple[Path, Path]:
+    """A SciFact-format claims / corpus pair: ``docs`` = ``(doc_id, title, sentences)``; one
+    claim whose evidence is sentence 0 of doc 1."""
+    claims, corpus = tmp_path / "claims.jsonl", tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "\n".join(json.dumps({"doc_id": d, "title": t, "abstract": a}) for d, t, a in docs) + "\n"
+    )
+    evidence = {"1": [{"sentences": [0], "label": "SUPPORT"}]}
+    row = {"id": 1, "claim": claim, "evidence": evidence, "cited_doc_ids": [1]}
+    claims.write_text(json.dumps(row) + "\n")
+    return claims, corpus
+
+
 def test_cli_eval_errors_are_clean(capsys):
     assert main(["eval", "--rankers", "bm25"]) == 2
     assert "pass --benchmark" in capsys.readouterr().err
@@ -110,23 +123,12 @@ def test_cli_eval_errors_are_clean(capsys):
 
 def test_cli_eval_quantize_int8_and_passage_cache_are_recorded(tmp_path: Path, tiny_model) -> None:
     """``logrerank eval --quantize int8`` quantises the models it uses and says so in meta."""
-    claims = tmp_path / "claims.jsonl"
-    corpus = tmp_path / "corpus.jsonl"
     docs = [
         (1, "Aspirin", ["Aspirin lowers heart attack risk.", "It thins the blood."]),
         (2, "Statins", ["Statins lower cholesterol.", "They are common."]),
         (3, "Paris", ["Paris is mild in spring.", "Tourists come."]),
     ]
-    corpus.write_text(
-        "\n".join(json.dumps({"doc_id": d, "title": t, "abstract": a}) for d, t, a in docs) + "\n"
-    )
-    claim = {
-        "id": 1,
-        "claim": "aspirin lowers heart attack risk",
-        "evidence": {"1": [{"sentences": [0], "label": "SUPPORT"}]},
-        "cited_doc_ids": [1],
-    }
-    claims.write_text(json.dumps(claim) + "\n")
+    claims, corpus = _scifact_files(tmp_path, docs, "aspirin lowers heart attack risk")
     ckpt = tiny_model.save_pretrained(tmp_path / "log")
     out = tmp_path / "out"
     argv = ["eval", "--claims", str(claims), "--corpus", str(corpus), "--rankers", "log"]
@@ -162,20 +164,13 @@ def test_ce_stage_first_pass_is_the_input_order_or_bm25(tiny_ce_dir) -> None:
     assert 2 in bm.passage_order()[:2]
     with pytest.raises(InputError, match="stage first pass"):
         build_rankers(["ce-stage"], Models(stage_first_pass="random"))
+    with pytest.raises(InputError, match="the question is empty"):  # the input order checks nothing
+        rankers["ce-stage"].rank("  ", PASSAGES)
 
 
 def test_cli_eval_stage_first_pass_auto_for_pools(tmp_path: Path, tiny_ce_dir) -> None:
-    claims, corpus = tmp_path / "claims.jsonl", tmp_path / "corpus.jsonl"
     docs = [(1, "Aspirin", ["Aspirin lowers heart attack risk."]), (2, "Paris", ["Paris."])]
-    corpus.write_text(
-        "\n".join(json.dumps({"doc_id": d, "title": t, "abstract": a}) for d, t, a in docs) + "\n"
-    )
-    claim = {
-        "id": 1,
-        "claim": "aspirin heart",
-        "evidence": {"1": [{"sentences": [0], "label": "SUPPORT"}]},
-    }
-    claims.write_text(json.dumps({**claim, "cited_doc_ids": [1]}) + "\n")
+    claims, corpus = _scifact_files(tmp_path, docs, "aspirin heart")
     argv = ["eval", "--claims", str(claims), "--corpus", str(corpus), "--rankers", "ce-stage"]
     argv += ["--cross-encoder", str(tiny_ce_dir), "--quiet"]
     for extra, want in (([], "first-pass"), (["--stage-first-pass", "bm25"], "bm25")):

@@ -603,3 +603,20 @@ def test_blend_is_the_stage_arithmetic_and_training_uses_it():
     _, final_tie, order_tie = blend([2.0, 2.0], [1.0, 1.0], 0.3)  # all tied: minmax gives 1.0
     assert final_tie == pytest.approx([1.0, 1.0]) and order_tie == [0, 1]
     assert cross_encoder_eval.blend is blend  # one implementation for stage and training
+
+
+def test_passages_without_text_rank_last_with_a_warning(tiny_ce_dir) -> None:
+    """At passage and full level a passage with neither title nor text is not scored as if it
+    were evidence: it ranks last and the ranking says so; all-empty input is refused."""
+    from logrerank.baselines.cross_encoder import CrossEncoderRanker, sink
+    from logrerank.types import InputError
+
+    assert sink([3.0, 9.0, 1.0], [1]) == [3.0, 0.0, 1.0] and sink([2.0], []) == [2.0]
+    model = CrossEncoder(tiny_ce_dir, device="cpu", precision="fp32")
+    passages = [{"text": ""}, {"text": "Insulin lowers glucose."}, {"text": "Ash clouds."}]
+    for level in ("passage", "full"):
+        r = CrossEncoderRanker(model, level=level).rank("insulin", passages)
+        assert r.passage_order()[-1] == 0, level
+        assert any("passage(s) [1] have no text" in w for w in r.warnings), r.warnings
+        with pytest.raises(InputError, match="every passage is empty"):
+            CrossEncoderRanker(model, level=level).rank("insulin", [{"text": " "}])
