@@ -67,6 +67,7 @@ class TrainConfig(JsonConfig):
     tau_target_sim_per_node: float = 0.0
     dev_fraction: float = 0.1  # share of train queries held out for model selection
     heldout_limit: int = 0  # evaluate on at most this many held-out queries (0 = all)
+    heldout_every: int = 0  # stage 1: held-out figures every this many steps (0 = start and end)
     seed: int = 13  # random seed (paper: 13)
     threads: int = 0  # torch threads (0 = default)
     bf16: bool = True  # bf16 autocast where supported
@@ -110,6 +111,7 @@ class TrainConfig(JsonConfig):
             "dev_fraction": 0.0 <= self.dev_fraction < 1.0,
             "warmup": 0.0 <= self.warmup < 1.0,
             "max_minutes": self.max_minutes >= 0,
+            "heldout_every": self.heldout_every >= 0,
         }
         bad = [f"{k}={getattr(self, k)!r}" for k, ok in ranges.items() if not ok]
         if bad:

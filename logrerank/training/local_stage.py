@@ -186,6 +186,7 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         model.eval()
         before = evaluate_examples(model, dev, use_global=False)
         print(f"held-out before training (the bi-encoder prior): {json.dumps(before)}", file=log)
+    curve = [{"step": 0} | before] if before else []
     prog = Progress(total, every=10, start=step, out=log)
     rng = random.Random(cfg.seed)
     order_all = [list(range(len(train))) for _ in range(cfg.epochs)]
@@ -217,6 +218,10 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         prog.update(s + 1, acc)
         if (s + 1) % 50 == 0:
             save_state(state_dir, model, opt, sched, s + 1, {"stage": "local"})
+        if cfg.heldout_every and dev and (s + 1) % cfg.heldout_every == 0 and s + 1 < total:
+            curve.append({"step": s + 1} | evaluate_examples(model, dev, use_global=False))
+            print(f"held-out at step {s + 1}: {json.dumps(curve[-1])}", file=log, flush=True)
+            model.train()
         if cfg.max_minutes and (time.perf_counter() - t_start) / 60 > cfg.max_minutes:
             print(f"time cap reached at step {s + 1}/{total}", file=log, flush=True)
             stopped = True
@@ -236,6 +241,7 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         "wall_minutes": round((time.perf_counter() - t_start) / 60, 1),
         "heldout_local": heldout,
         "heldout_before_training": before,
+        "heldout_curve": curve + [{"step": s + 1 if total else 0} | heldout],
         "config": dataclasses.asdict(cfg),
     }
     model.save_pretrained(cfg.out, extra={"training": summary})

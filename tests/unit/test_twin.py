@@ -234,9 +234,13 @@ def test_train_local_trains_a_twin_checkpoint(make_twin, twin_backbone, tmp_path
         state_dir=str(tmp_path / "state"),
         model=model,
         bf16=False,
+        heldout_every=2,
     )
     summary = ls.train_local(cfg)
     assert summary["steps"] == 4
+    # the held-out curve: before training (the prior), every 2 steps, and at the end
+    assert [p["step"] for p in summary["heldout_curve"]] == [0, 2, 4]
+    assert summary["heldout_curve"][-1] == {"step": 4} | summary["heldout_local"]
     assert summary["heldout_local"] and all(
         k.startswith("passage_") for k in summary["heldout_local"]
     )  # unit nodes are not the dataset's sentences: no sentence metrics
