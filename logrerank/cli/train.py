@@ -133,7 +133,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Encodes the selection sets (SciFact train held-out slice, Citation-Integrity "
         "train claims after the first 300) with the checkpoint's model, scores a grid of the "
         "three score adjustments (head weight, duplicate merging, passage weight) and stores the "
-        "best in the checkpoint's config.json (model.score, training.score_selection).",
+        "best in the checkpoint's config.json (model.score, training.score_selection). A "
+        "checkpoint without a graph stage (the cross-encoder twin, use_global false) is chosen "
+        "on its local passage scores (no sentence term).",
     )
     s.add_argument("--checkpoint", required=True, help="LoG checkpoint folder (rewritten)")
     s.add_argument(

@@ -39,6 +39,10 @@ WEIGHTS = [1.0, 0.75, 0.5, 0.25, 0.0]
 SELECT = ("select-scifact", "select-citint")
 """The selection sets (train queries neither stage trained on)."""
 OBJECTIVE = "mean of SciFact-select P-nDCG@10, S-nDCG@10 and CitInt-select P-nDCG@10"
+OBJECTIVE_LOCAL = (
+    "mean of SciFact-select P-nDCG@10 and CitInt-select P-nDCG@10 of the local scores "
+    "(a local-only model, e.g. the cross-encoder twin, whose nodes are not sentences)"
+)
 
 
 def _logit(p: float) -> float:
@@ -87,7 +91,10 @@ def collect(name: str, examples, model, bi=None, path: Path | None = None) -> li
                         s.passage_idx,
                         s.sent_idx,
                         float(enc.local_logits[s.node]),
-                        _logit(s.global_score),
+                        # no graph stage (local-only, the twin): the local logit stands in
+                        _logit(s.global_score)
+                        if s.global_score is not None
+                        else float(enc.local_logits[s.node]),
                         b.get((s.passage_idx, s.sent_idx), -1.0),
                         zlib.crc32(" ".join(s.text.split()).encode()),  # duplicate id
                         float(enc.prior_logits[s.node]),  # bi-encoder prior logit
@@ -155,16 +162,26 @@ def score(
     return 100 * sum(pn) / len(pn), (100 * sum(sn) / len(sn) if sn else None)
 
 
-def choose(sets: dict[str, list[dict]]) -> tuple[tuple[float, bool, float], float]:
-    """The (head_weight, merge_duplicates, passage_weight) maximising the selection objective
-    (:data:`OBJECTIVE`, LoG's global scores), and its value. Ties keep the first in grid order."""
+def choose(
+    sets: dict[str, list[dict]], local_only: bool = False
+) -> tuple[tuple[float, bool, float], float]:
+    """The (head_weight, merge_duplicates, passage_weight) maximising the selection objective,
+    and its value. Ties keep the first in grid order.
+
+    Args:
+        sets: :func:`collect` rows per selection set.
+        local_only: False = :data:`OBJECTIVE` over LoG's global scores (column 3); True =
+            :data:`OBJECTIVE_LOCAL` over the local scores (column 2) of a model without a graph
+            stage, whose nodes need not be the dataset's sentences (no sentence term).
+    """
+    col = 2 if local_only else 3
     best, best_val = (1.0, False, 0.0), -1.0
     for w in WEIGHTS:
         for dedup in (False, True):
             for b in BETAS:
-                sp, ss = score(sets["select-scifact"], 3, b, dedup, w)
-                cp, _ = score(sets["select-citint"], 3, b, dedup, w)
-                val = (sp + ss + cp) / 3
+                sp, ss = score(sets["select-scifact"], col, b, dedup, w)
+                cp, _ = score(sets["select-citint"], col, b, dedup, w)
+                val = (sp + cp) / 2 if local_only else (sp + ss + cp) / 3
                 if val > best_val + 1e-9:
                     best, best_val = (w, dedup, b), val
     return best, best_val
@@ -175,18 +192,19 @@ def write_choice(
     checkpoint: Path,
     command: str,
     choice: tuple[tuple[float, bool, float], float] | None = None,
+    local_only: bool = False,
 ) -> dict:
     """Store the chosen setting in ``checkpoint/config.json`` (``model.score``) with how it was
-    chosen (``training.score_selection``); ``choice`` is :func:`choose` of ``sets`` when already
-    computed."""
-    (w, dedup, b), val = choice or choose(sets)
+    chosen (``training.score_selection``); ``choice`` is :func:`choose` of ``sets`` (with
+    ``local_only``) when already computed."""
+    (w, dedup, b), val = choice or choose(sets, local_only)
     path = checkpoint / "config.json"
     meta = json.loads(path.read_text())
     chosen = {"merge_duplicates": dedup, "passage_weight": b, "head_weight": w}
     meta["model"]["score"] = chosen
     meta.setdefault("training", {})["score_selection"] = {
         "chosen": chosen,
-        "objective": OBJECTIVE,
+        "objective": OBJECTIVE_LOCAL if local_only else OBJECTIVE,
         "objective_value": round(val, 3),
         "selection_sets": {n: len(sets[n]) for n in SELECT},
         "grid": {
@@ -242,6 +260,8 @@ def tune_score(
     from ..pipeline import LoGReranker
 
     model = LoGReranker.from_pretrained(str(checkpoint))
+    # no graph stage (the twin, or a local-only checkpoint): choose on the local scores
+    local_only = model.config.local.unit == "passage" or not model.config.use_global
     folder = Path(cache) if cache is not None else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -249,14 +269,16 @@ def tune_score(
         name: collect(name, exs, model, None, folder / f"{name}.json" if folder else None)
         for name, exs in selection_sets(citint_train).items()
     }
-    choice = choose(rows)
+    choice = choose(rows, local_only)
     (w, dedup, b), val = choice
     chosen = {"merge_duplicates": dedup, "passage_weight": b, "head_weight": w}
     if write:
-        write_choice(rows, Path(checkpoint), command, choice)
+        write_choice(rows, Path(checkpoint), command, choice, local_only)
+    col = 2 if local_only else 3
     return {
         "chosen": chosen,
         "objective_value": round(val, 3),
-        "selection": {n: list(score(r, 3, b, dedup, w)) for n, r in rows.items()},
+        "objective": OBJECTIVE_LOCAL if local_only else OBJECTIVE,
+        "selection": {n: list(score(r, col, b, dedup, w)) for n, r in rows.items()},
         "written": str(Path(checkpoint) / "config.json") if write else None,
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -298,3 +299,44 @@ def test_cli_eval_takes_a_twin_folder(make_twin, tmp_path, capsys) -> None:
     s = res["summary"]["cross-encoder-twin"]
     assert s["level"] == "passage" and s["sentence"] is None and s["queries"] == 1
     assert res["meta"]["twin_checkpoint"] == str(twin)
+
+
+def test_tune_score_on_a_twin_chooses_on_local_passage_scores(make_twin, tmp_path, monkeypatch):
+    from logrerank.training import score_tuning
+
+    ckpt = Path(make_twin().save_pretrained(tmp_path / "twin"))
+    exs = _examples(4)
+    monkeypatch.setattr(
+        score_tuning,
+        "selection_sets",
+        lambda n: {"select-scifact": exs[:2], "select-citint": exs[2:]},
+    )
+    out = score_tuning.tune_score(ckpt, write=True, command="logrerank tune-score")
+    assert out["objective"] == score_tuning.OBJECTIVE_LOCAL
+    (w, dedup, b) = (
+        out["chosen"][k] for k in ("head_weight", "merge_duplicates", "passage_weight")
+    )
+    # the objective is the mean of the two sets' passage nDCG@10 of the local column
+    sets = {
+        n: score_tuning.collect(n, e, load_twin(ckpt))
+        for n, e in {"select-scifact": exs[:2], "select-citint": exs[2:]}.items()
+    }
+    sp, cp = (score_tuning.score(sets[n], 2, b, dedup, w)[0] for n in score_tuning.SELECT)
+    assert out["objective_value"] == pytest.approx((sp + cp) / 2, abs=1e-3)
+    meta = json.loads((ckpt / "config.json").read_text())
+    assert meta["training"]["score_selection"]["objective"] == score_tuning.OBJECTIVE_LOCAL
+
+
+def test_choose_local_only_reads_the_local_column_and_no_sentence_term() -> None:
+    from logrerank.training.score_tuning import choose
+
+    # two passages, one unit each; the local column (2) puts the gold passage 1 first, the
+    # global column (3) puts passage 0 first; the prior (6) equals the local logit (no head)
+    row = {"gold": [1], "gold_sent": [[1, 0]], "sent": [[0, 0, 0.0, 5.0, -1, 1, 0.0],
+                                                  [1, 0, 3.0, 1.0, -1, 2, 3.0]]}  # fmt: skip
+    sets = {"select-scifact": [row], "select-citint": [row]}
+    _, val_local = choose(sets, local_only=True)
+    assert val_local == pytest.approx(100.0)  # gold first in both sets
+    _, val_global = choose(sets)
+    # global: the gold passage and the gold sentence are second: nDCG@10 = 1/log2(3) in all three
+    assert val_global == pytest.approx(100 / math.log2(3))
