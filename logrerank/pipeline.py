@@ -382,7 +382,9 @@ class LoGReranker(nn.Module):
 
         t0 = time.perf_counter()
         scfg = cfg.score
-        final = final_scores(enc, l_global, scfg)
+        # the lexical prior of the single-passage stage (a stage without lexical inputs)
+        lex_w = cfg.single.lexical_weight if use_global and stage == SINGLE else 0.0
+        final = final_scores(enc, l_global, scfg, lex_w)
         ranking = build_ranking(enc, final, torch.sigmoid(enc.local_logits), z_global, ranker)
         ctx_cfg = context or cfg.context
         paper = data.relation_type < PAPER_RELATIONS  # the context reads adjacency + similarity
@@ -409,6 +411,7 @@ class LoGReranker(nn.Module):
             "titled_fraction": round(titled_fraction(enc.passages), 4),
             "graph": dataclasses.asdict(gcfg),
             "score": dataclasses.asdict(scfg),
+            "lexical_weight": lex_w,
             "num_nodes": int(data.num_nodes),
             "edge_counts": edge_counts(data),
             "passage_cache_windows": list(enc.cached_windows),

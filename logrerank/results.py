@@ -12,6 +12,7 @@ from torch import Tensor
 
 from .config import ROLE_NAMES, ScoreConfig
 from .graph import relation_name
+from .lexical import pool_lexical
 from .scoring import adjust_logits
 from .segment import Span
 from .types import GraphEdge, Passage, Ranking, ScoredSentence
@@ -54,26 +55,32 @@ def unscored_sentences(spans: list[list[Span]]) -> tuple[list[ScoredSentence], T
     return sentences, torch.tensor(passage_of, dtype=torch.long)
 
 
-def final_scores(enc: Encoded, l_global: Tensor | None, score: ScoreConfig) -> Tensor:
+def final_scores(
+    enc: Encoded, l_global: Tensor | None, score: ScoreConfig, lexical_weight: float = 0.0
+) -> Tensor:
     """``[N]`` final sentence scores: the global logits (the local ones when the graph stage did
-    not run) after the score adjustments of :func:`logrerank.scoring.adjust_logits`, squashed.
+    not run) after the score adjustments of :func:`logrerank.scoring.adjust_logits`, plus
+    ``lexical_weight * passage_bm25`` (:func:`logrerank.lexical.pool_lexical`), squashed.
 
     Args:
         enc: the local stage's output.
         l_global: ``[N]`` global logits, or None.
         score: the score adjustment settings.
+        lexical_weight: w of the lexical prior (``SingleStageConfig.lexical_weight`` for pools
+            the single-passage stage ranks; 0 = none).
     """
-    return torch.sigmoid(
-        adjust_logits(
-            (l_global if l_global is not None else enc.local_logits).float(),
-            enc.passage_of,
-            [s.text for s in enc.sentences],
-            score.merge_duplicates,
-            score.passage_weight,
-            None if enc.prior_logits is None else enc.local_logits - enc.prior_logits,
-            score.head_weight,
-        )
+    out = adjust_logits(
+        (l_global if l_global is not None else enc.local_logits).float(),
+        enc.passage_of,
+        [s.text for s in enc.sentences],
+        score.merge_duplicates,
+        score.passage_weight,
+        None if enc.prior_logits is None else enc.local_logits - enc.prior_logits,
+        score.head_weight,
     )
+    if lexical_weight:
+        out = out + lexical_weight * pool_lexical(enc)[:, 1].to(out.dtype)
+    return torch.sigmoid(out)
 
 
 def build_ranking(

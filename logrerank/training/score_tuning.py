@@ -53,7 +53,8 @@ def _logit(p: float) -> float:
 
 def collect(name: str, examples, model, bi=None, path: Path | None = None) -> list[dict]:
     """One row per query: gold passages / sentences and, per sentence, ``[passage, sentence,
-    local logit, global logit, bi-encoder cosine (-1 without ``bi``), duplicate id, prior logit]``.
+    local logit, global logit, bi-encoder cosine (-1 without ``bi``), duplicate id, prior logit,
+    passage_bm25]``.
 
     Args:
         name: the set's name (progress lines).
@@ -63,6 +64,7 @@ def collect(name: str, examples, model, bi=None, path: Path | None = None) -> li
         path: JSON cache of the rows: read when it exists, else written (None: no cache).
     """
     from ..data.schema import example_passages
+    from ..lexical import pool_lexical
 
     if path is not None and path.exists():
         return json.loads(path.read_text())
@@ -71,6 +73,8 @@ def collect(name: str, examples, model, bi=None, path: Path | None = None) -> li
         ps = example_passages(ex)
         enc = model.encode(ex.query, ps)
         r = model.rank_encoded(enc)
+        lex = pool_lexical(enc)[:, 1]
+        prior = enc.prior_logits if enc.prior_logits is not None else enc.local_logits
         b = {}
         if bi is not None:
             ranked = bi.rank(ex.query, ps).sentences
@@ -97,7 +101,10 @@ def collect(name: str, examples, model, bi=None, path: Path | None = None) -> li
                         else float(enc.local_logits[s.node]),
                         b.get((s.passage_idx, s.sent_idx), -1.0),
                         zlib.crc32(" ".join(s.text.split()).encode()),  # duplicate id
-                        float(enc.prior_logits[s.node]),  # bi-encoder prior logit
+                        # bi-encoder prior logit (a model without one: the local logit, so
+                        # the learned part is 0 and head shrinkage does nothing)
+                        float(prior[s.node]),
+                        float(lex[s.node]),  # passage_bm25 (logrerank/lexical.py)
                     ]
                     for s in sorted(r.sentences, key=lambda s: s.node)
                 ],
@@ -129,11 +136,16 @@ def passage_order(q: dict, scores: torch.Tensor) -> tuple[list[int], list[int]]:
 
 
 def score(
-    rows: list[dict], col: int, beta: float = 0.0, dedup: bool = False, w: float = 1.0
+    rows: list[dict],
+    col: int,
+    beta: float = 0.0,
+    dedup: bool = False,
+    w: float = 1.0,
+    lex: float = 0.0,
 ) -> tuple[float, float | None]:
     """Mean passage and sentence nDCG@10 (percent) of column ``col`` (2 local, 3 global, 6 prior)
-    after :func:`logrerank.scoring.adjust_logits` with ``dedup``, ``beta`` and head weight ``w``
-    (col -1 = the first-pass order)."""
+    after :func:`logrerank.scoring.adjust_logits` with ``dedup``, ``beta`` and head weight ``w``,
+    plus ``lex`` times the passage_bm25 column (col -1 = the first-pass order)."""
     from ..scoring import adjust_logits
 
     pn, sn = [], []
@@ -154,6 +166,8 @@ def score(
             head=head if col in (2, 3) else None,
             head_weight=w,
         )
+        if lex:
+            s = s + lex * torch.tensor([x[7] if len(x) > 7 else 0.0 for x in sent]).double()
         porder, order = passage_order(q, s)
         pn.append(ndcg10(porder, set(q["gold"])))
         if q["gold_sent"]:
@@ -280,5 +294,70 @@ def tune_score(
         "objective_value": round(val, 3),
         "objective": OBJECTIVE_LOCAL if local_only else OBJECTIVE,
         "selection": {n: list(score(r, col, b, dedup, w)) for n, r in rows.items()},
+        "written": str(Path(checkpoint) / "config.json") if write else None,
+    }
+
+
+LEXICAL_WEIGHTS = [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0]
+"""Grid of the single-passage stage's lexical weight (``SingleStageConfig.lexical_weight``)."""
+
+
+def choose_single_lexical(rows: list[dict], score_cfg) -> tuple[float, dict[float, float]]:
+    """The lexical weight maximising passage nDCG@10 of LoG's final scores (column 3 with the
+    checkpoint's ``score_cfg`` adjustments) on ``rows``; ties keep the smaller weight.
+
+    Returns:
+        ``(weight, {weight: passage nDCG@10})`` over :data:`LEXICAL_WEIGHTS`.
+    """
+    b, dedup, w = score_cfg.passage_weight, score_cfg.merge_duplicates, score_cfg.head_weight
+    table = {lw: score(rows, 3, b, dedup, w, lw)[0] for lw in LEXICAL_WEIGHTS}
+    best = max(LEXICAL_WEIGHTS, key=lambda lw: (round(table[lw], 9), -lw))
+    return best, table
+
+
+def tune_single_lexical(
+    checkpoint: str | Path,
+    citint_train: int = 100,
+    cache: str | Path | None = None,
+    write: bool = True,
+    command: str = "",
+) -> dict:
+    """Choose ``single.lexical_weight`` of a routed LoG checkpoint on ``select-citint`` (the
+    Citation-Integrity train claims after the first 300: untitled pools, which the single-passage
+    stage ranks) and (``write``) store it in the checkpoint's ``config.json``. The checkpoint's
+    own ``score`` section is kept.
+
+    Raises:
+        InputError: the checkpoint has no single-passage stage (``single.min_titled`` 0).
+    """
+    from ..pipeline import LoGReranker
+    from ..types import InputError
+
+    model = LoGReranker.from_pretrained(str(checkpoint))
+    if not model.config.single.min_titled:
+        raise InputError(f"{checkpoint}: no single-passage stage (single.min_titled is 0)")
+    folder = Path(cache) if cache is not None else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    exs = selection_sets(citint_train)["select-citint"]
+    path = folder / "select-citint-lexical.json" if folder else None
+    rows = collect("select-citint", exs, model, None, path)
+    best, table = choose_single_lexical(rows, model.config.score)
+    if write:
+        cfg_path = Path(checkpoint) / "config.json"
+        meta = json.loads(cfg_path.read_text())
+        meta["model"]["single"]["lexical_weight"] = best
+        meta.setdefault("training", {})["single_lexical_selection"] = {
+            "chosen": best,
+            "objective": "select-citint passage nDCG@10 of LoG's final scores",
+            "selection_queries": len(rows),
+            "grid": {str(k): round(v, 3) for k, v in table.items()},
+            "command": command,
+        }
+        cfg_path.write_text(json.dumps(meta, indent=2) + "\n")
+    return {
+        "chosen": best,
+        "grid": {str(k): round(v, 3) for k, v in table.items()},
+        "selection_queries": len(rows),
         "written": str(Path(checkpoint) / "config.json") if write else None,
     }

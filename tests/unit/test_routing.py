@@ -147,3 +147,62 @@ def test_app_says_which_stage_ranked(routed):
     assert note.startswith("Global stage: single-passage (0 % of the passages have a title")
     multi = _stage_note(routed.rerank(QUERY, TITLED).info, 0.5)
     assert multi.startswith("Global stage: multi-passage (100 %") and "link relations" in multi
+
+
+def test_single_stage_lexical_weight_adds_passage_bm25_to_untitled_pools_only(routed):
+    from logrerank.baselines.base import minmax
+    from logrerank.baselines.bm25 import bm25_scores
+
+    def logits(r):  # by (passage, sentence): the rank order changes with the weight
+        ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
+        return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64)), ss
+
+    base_u, base_t = routed.rerank(QUERY, UNTITLED), routed.rerank(QUERY, TITLED)
+    routed.config.single.lexical_weight = 2.0
+    try:
+        lex_u, lex_t = routed.rerank(QUERY, UNTITLED), routed.rerank(QUERY, TITLED)
+        local = routed.rerank(QUERY, UNTITLED, use_global=False)
+    finally:
+        routed.config.single.lexical_weight = 0.0
+    assert lex_u.info["lexical_weight"] == 2.0 and lex_t.info["lexical_weight"] == 0.0
+    assert local.info["lexical_weight"] == 0.0  # the local-only ablation has no single stage
+    # untitled passages: BM25 of the text, min-max over the pool, 2x added to each sentence
+    bm = minmax(bm25_scores(QUERY, [f" {p['text']}".strip() for p in UNTITLED]))
+    (lu, ss), (lb, _) = logits(lex_u), logits(base_u)
+    added = [2.0 * bm[s.passage_idx] for s in ss]
+    assert (lu - lb).tolist() == pytest.approx(added, abs=1e-4)
+    assert _scores(lex_t) == pytest.approx(_scores(base_t), abs=1e-9)  # titled: main stage
+    with pytest.raises(ConfigError, match="lexical_weight"):
+        SingleStageConfig(lexical_weight=-1.0).check()
+
+
+def test_tune_single_lexical_writes_the_weight_and_keeps_the_score_section(
+    routed, single_source, tmp_path, monkeypatch
+):
+    import json
+
+    from logrerank.data.schema import Doc, Example
+    from logrerank.training import score_tuning
+    from logrerank.types import InputError
+
+    docs = [Doc(f"d{i}", "", [p["text"]]) for i, p in enumerate(UNTITLED)]
+    exs = [Example(f"q{i}", QUERY, docs, [f"d{i}"], {}) for i in range(3)]
+    monkeypatch.setattr(score_tuning, "selection_sets", lambda n: {"select-citint": exs})
+    routed.save_pretrained(tmp_path / "ckpt")
+    before = json.loads((tmp_path / "ckpt" / "config.json").read_text())["model"]["score"]
+    out = score_tuning.tune_single_lexical(tmp_path / "ckpt", command="logrerank tune-score")
+    assert out["chosen"] in score_tuning.LEXICAL_WEIGHTS and out["selection_queries"] == 3
+    assert out["grid"][str(out["chosen"])] == max(out["grid"].values())
+    meta = json.loads((tmp_path / "ckpt" / "config.json").read_text())
+    assert (
+        meta["model"]["score"] == before
+        and meta["model"]["single"]["lexical_weight"] == out["chosen"]
+    )
+    assert meta["training"]["single_lexical_selection"]["command"] == "logrerank tune-score"
+    assert (
+        LoGReranker.from_pretrained(tmp_path / "ckpt").config.single.lexical_weight == out["chosen"]
+    )
+    unrouted = tmp_path / "plain"
+    single_source.save_pretrained(unrouted)  # one global stage: nothing to tune
+    with pytest.raises(InputError, match="no single-passage stage"):
+        score_tuning.tune_single_lexical(unrouted)
