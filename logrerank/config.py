@@ -136,21 +136,13 @@ class SingleStageConfig(JsonConfig):
     min_titled: float = 0.0
     graph: GraphConfig = field(default_factory=GraphConfig)  # this stage's graph (eqs. 8-10)
     global_: GlobalConfig = field(default_factory=GlobalConfig)  # this stage's GAT (eqs. 7, 11-16)
-    # w in l' = l + w * passage_bm25 (min-max over the pool; logrerank/lexical.py), added to the
-    # final logits of pools this stage ranks: the lexical signal the main stage learns from its
-    # lexical inputs, for a stage that has none. Chosen on train queries by
-    # `logrerank tune-score --single-lexical`; 0 = off
-    lexical_weight: float = 0.0
-
     SECTIONS = {"graph": GraphConfig, "global_": GlobalConfig}
     ALIASES = {"global": "global_"}
 
     def check(self) -> SingleStageConfig:
-        """``min_titled`` in [0, 1], ``lexical_weight`` >= 0; a stage without link relation weights gets no link edges."""
+        """``min_titled`` in [0, 1]; a stage without link relation weights gets no link edges."""
         if not 0.0 <= self.min_titled <= 1.0:
             raise ConfigError(f"single.min_titled must be in [0, 1], got {self.min_titled}")
-        if not self.lexical_weight >= 0.0:
-            raise ConfigError(f"single.lexical_weight must be >= 0, got {self.lexical_weight}")
         g = self.graph
         if (g.mentions or g.shared_terms) and self.global_.relations < 11:
             raise ConfigError(
@@ -180,6 +172,13 @@ class ScoreConfig(JsonConfig):
     # toward the packaged bi-encoder prior (an output-space ensemble of the fine-tuned and the
     # zero-shot model, as WiSE-FT); 1 = off. Isolated mode only (it has the prior).
     head_weight: float = 1.0
+    # w in l' = l + w * passage_bm25 (BM25 of the passage, min-max over the pool;
+    # logrerank/lexical.py), added last, to pools where fewer than `lexical_max_titled` of the
+    # passages have a usable title: the lexical signal the multi-passage stage reads from its
+    # lexical inputs, for pools the single-passage stage (no lexical inputs) or a model without a
+    # graph stage ranks. Chosen by `logrerank tune-score --lexical`; 0 = off
+    lexical_weight: float = 0.0
+    lexical_max_titled: float = 0.5  # the titled share below which the lexical prior applies
 
 
 @dataclass
@@ -255,6 +254,8 @@ class LoGConfig(JsonConfig):
             raise ConfigError(
                 f"score.passage_weight must be in [0, 10], got {self.score.passage_weight}"
             )
+        if not self.score.lexical_weight >= 0.0:
+            raise ConfigError(f"score.lexical_weight must be >= 0, got {self.score.lexical_weight}")
         if not 0.0 <= self.score.head_weight <= 1.0:
             raise ConfigError(f"score.head_weight must be in [0, 1], got {self.score.head_weight}")
         if self.local.isolated_layers < 0:

@@ -382,8 +382,9 @@ class LoGReranker(nn.Module):
 
         t0 = time.perf_counter()
         scfg = cfg.score
-        # the lexical prior of the single-passage stage (a stage without lexical inputs)
-        lex_w = cfg.single.lexical_weight if use_global and stage == SINGLE else 0.0
+        # the lexical prior of untitled pools (score.lexical_weight; logrerank/scoring.py)
+        titled = titled_fraction(enc.passages)
+        lex_w = scfg.lexical_weight if titled < scfg.lexical_max_titled else 0.0
         final = final_scores(enc, l_global, scfg, lex_w)
         ranking = build_ranking(enc, final, torch.sigmoid(enc.local_logits), z_global, ranker)
         ctx_cfg = context or cfg.context
@@ -408,7 +409,7 @@ class LoGReranker(nn.Module):
             "runtime": self.runtime_in_use,
             "use_global": use_global,
             "global_stage": stage if use_global else None,
-            "titled_fraction": round(titled_fraction(enc.passages), 4),
+            "titled_fraction": round(titled, 4),
             "graph": dataclasses.asdict(gcfg),
             "score": dataclasses.asdict(scfg),
             "lexical_weight": lex_w,

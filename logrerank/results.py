@@ -66,8 +66,8 @@ def final_scores(
         enc: the local stage's output.
         l_global: ``[N]`` global logits, or None.
         score: the score adjustment settings.
-        lexical_weight: w of the lexical prior (``SingleStageConfig.lexical_weight`` for pools
-            the single-passage stage ranks; 0 = none).
+        lexical_weight: w of the lexical prior (``ScoreConfig.lexical_weight`` for the pools it
+            applies to; 0 = none).
     """
     out = adjust_logits(
         (l_global if l_global is not None else enc.local_logits).float(),

@@ -78,13 +78,13 @@ def _sweep(args: argparse.Namespace, config: str) -> int:
 
 def cmd_tune_score(args: argparse.Namespace) -> int:
     """Choose the score adjustments on the selection sets; write them unless ``--dry-run``."""
-    from ..training.score_tuning import tune_score, tune_single_lexical
+    from ..training.score_tuning import tune_lexical, tune_score
 
     if not (Path(args.checkpoint) / "config.json").is_file():
         raise InputError(f"{args.checkpoint} is not a checkpoint folder (no config.json)")
     if args.citint_train < 1:
         raise InputError("--citint-train must be >= 1")
-    tune = tune_single_lexical if args.single_lexical else tune_score
+    tune = tune_lexical if args.lexical else tune_score
     result = tune(
         args.checkpoint, args.citint_train, args.cache, write=not args.dry_run, command=_command()
     )
@@ -148,9 +148,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--cache", help="folder for the encoded sets' rows (reused when present)")
     s.add_argument("--dry-run", action="store_true", help="choose and print; write nothing")
     s.add_argument(
-        "--single-lexical",
+        "--lexical",
         action="store_true",
-        help="choose only single.lexical_weight (the lexical prior of the single-passage stage) "
-        "on the Citation-Integrity selection claims; the score section is kept",
+        help="choose only score.lexical_weight (the lexical prior of untitled pools) on the "
+        "Citation-Integrity selection claims; the other score settings are kept",
     )
     s.set_defaults(func=cmd_tune_score)

@@ -299,65 +299,63 @@ def tune_score(
 
 
 LEXICAL_WEIGHTS = [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0]
-"""Grid of the single-passage stage's lexical weight (``SingleStageConfig.lexical_weight``)."""
+"""Grid of the lexical prior's weight (``ScoreConfig.lexical_weight``)."""
 
 
-def choose_single_lexical(rows: list[dict], score_cfg) -> tuple[float, dict[float, float]]:
-    """The lexical weight maximising passage nDCG@10 of LoG's final scores (column 3 with the
-    checkpoint's ``score_cfg`` adjustments) on ``rows``; ties keep the smaller weight.
+def choose_lexical(rows: list[dict], score_cfg, col: int = 3) -> tuple[float, dict[float, float]]:
+    """The lexical weight maximising passage nDCG@10 of column ``col`` (3: LoG's global scores,
+    2: a local-only model's) with the checkpoint's ``score_cfg`` adjustments on ``rows``; ties
+    keep the smaller weight.
 
     Returns:
         ``(weight, {weight: passage nDCG@10})`` over :data:`LEXICAL_WEIGHTS`.
     """
     b, dedup, w = score_cfg.passage_weight, score_cfg.merge_duplicates, score_cfg.head_weight
-    table = {lw: score(rows, 3, b, dedup, w, lw)[0] for lw in LEXICAL_WEIGHTS}
+    table = {lw: score(rows, col, b, dedup, w, lw)[0] for lw in LEXICAL_WEIGHTS}
     best = max(LEXICAL_WEIGHTS, key=lambda lw: (round(table[lw], 9), -lw))
     return best, table
 
 
-def tune_single_lexical(
+def tune_lexical(
     checkpoint: str | Path,
     citint_train: int = 100,
     cache: str | Path | None = None,
     write: bool = True,
     command: str = "",
 ) -> dict:
-    """Choose ``single.lexical_weight`` of a routed LoG checkpoint on ``select-citint`` (the
-    Citation-Integrity train claims after the first 300: untitled pools, which the single-passage
-    stage ranks) and (``write``) store it in the checkpoint's ``config.json``. The checkpoint's
-    own ``score`` section is kept.
-
-    Raises:
-        InputError: the checkpoint has no single-passage stage (``single.min_titled`` 0).
+    """Choose ``score.lexical_weight`` (the lexical prior of untitled pools) of a checkpoint on
+    ``select-citint`` (the Citation-Integrity train claims after the first 300: untitled pools,
+    the pools the prior applies to) and (``write``) store it in the checkpoint's ``config.json``.
+    The other score settings are kept; a model without a graph stage (the cross-encoder twin) is
+    chosen on its local scores.
     """
     from ..pipeline import LoGReranker
-    from ..types import InputError
 
     model = LoGReranker.from_pretrained(str(checkpoint))
-    if not model.config.single.min_titled:
-        raise InputError(f"{checkpoint}: no single-passage stage (single.min_titled is 0)")
+    local_only = model.config.local.unit == "passage" or not model.config.use_global
     folder = Path(cache) if cache is not None else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
     exs = selection_sets(citint_train)["select-citint"]
     path = folder / "select-citint-lexical.json" if folder else None
     rows = collect("select-citint", exs, model, None, path)
-    best, table = choose_single_lexical(rows, model.config.score)
+    best, table = choose_lexical(rows, model.config.score, 2 if local_only else 3)
+    grid = {str(k): round(v, 3) for k, v in table.items()}
     if write:
         cfg_path = Path(checkpoint) / "config.json"
         meta = json.loads(cfg_path.read_text())
-        meta["model"]["single"]["lexical_weight"] = best
-        meta.setdefault("training", {})["single_lexical_selection"] = {
+        meta["model"]["score"]["lexical_weight"] = best
+        meta.setdefault("training", {})["lexical_selection"] = {
             "chosen": best,
-            "objective": "select-citint passage nDCG@10 of LoG's final scores",
+            "objective": "select-citint passage nDCG@10 of the final scores",
             "selection_queries": len(rows),
-            "grid": {str(k): round(v, 3) for k, v in table.items()},
+            "grid": grid,
             "command": command,
         }
         cfg_path.write_text(json.dumps(meta, indent=2) + "\n")
     return {
         "chosen": best,
-        "grid": {str(k): round(v, 3) for k, v in table.items()},
+        "grid": grid,
         "selection_queries": len(rows),
         "written": str(Path(checkpoint) / "config.json") if write else None,
     }

@@ -9,7 +9,7 @@ import io
 import pytest
 import torch
 
-from logrerank.config import GlobalConfig, GraphConfig, LoGConfig, SingleStageConfig
+from logrerank.config import GlobalConfig, GraphConfig, LoGConfig, ScoreConfig, SingleStageConfig
 from logrerank.graph_inputs import MULTI, SINGLE, route
 from logrerank.jsonconfig import ConfigError
 from logrerank.links import titled_fraction
@@ -149,7 +149,7 @@ def test_app_says_which_stage_ranked(routed):
     assert multi.startswith("Global stage: multi-passage (100 %") and "link relations" in multi
 
 
-def test_single_stage_lexical_weight_adds_passage_bm25_to_untitled_pools_only(routed):
+def test_lexical_weight_adds_passage_bm25_to_untitled_pools_only(routed):
     from logrerank.baselines.base import minmax
     from logrerank.baselines.bm25 import bm25_scores
 
@@ -158,51 +158,43 @@ def test_single_stage_lexical_weight_adds_passage_bm25_to_untitled_pools_only(ro
         return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64)), ss
 
     base_u, base_t = routed.rerank(QUERY, UNTITLED), routed.rerank(QUERY, TITLED)
-    routed.config.single.lexical_weight = 2.0
+    base_local = routed.rerank(QUERY, UNTITLED, use_global=False)
+    routed.config.score.lexical_weight = 2.0
     try:
         lex_u, lex_t = routed.rerank(QUERY, UNTITLED), routed.rerank(QUERY, TITLED)
         local = routed.rerank(QUERY, UNTITLED, use_global=False)
     finally:
-        routed.config.single.lexical_weight = 0.0
+        routed.config.score.lexical_weight = 0.0
     assert lex_u.info["lexical_weight"] == 2.0 and lex_t.info["lexical_weight"] == 0.0
-    assert local.info["lexical_weight"] == 0.0  # the local-only ablation has no single stage
     # untitled passages: BM25 of the text, min-max over the pool, 2x added to each sentence
-    bm = minmax(bm25_scores(QUERY, [f" {p['text']}".strip() for p in UNTITLED]))
-    (lu, ss), (lb, _) = logits(lex_u), logits(base_u)
-    added = [2.0 * bm[s.passage_idx] for s in ss]
-    assert (lu - lb).tolist() == pytest.approx(added, abs=1e-4)
-    assert _scores(lex_t) == pytest.approx(_scores(base_t), abs=1e-9)  # titled: main stage
+    bm = minmax(bm25_scores(QUERY, [p["text"] for p in UNTITLED]))
+    for with_lex, without in ((lex_u, base_u), (local, base_local)):  # graph, local only
+        (lu, ss), (lb, _) = logits(with_lex), logits(without)
+        assert (lu - lb).tolist() == pytest.approx([2.0 * bm[s.passage_idx] for s in ss], abs=1e-4)
+    assert local.info["lexical_weight"] == 2.0
+    assert _scores(lex_t) == pytest.approx(_scores(base_t), abs=1e-9)  # titled: no prior
     with pytest.raises(ConfigError, match="lexical_weight"):
-        SingleStageConfig(lexical_weight=-1.0).check()
+        dataclasses.replace(routed.config, score=ScoreConfig(lexical_weight=-1.0)).check()
 
 
-def test_tune_single_lexical_writes_the_weight_and_keeps_the_score_section(
-    routed, single_source, tmp_path, monkeypatch
+def test_tune_lexical_writes_the_weight_and_keeps_the_other_score_settings(
+    routed, tmp_path, monkeypatch
 ):
     import json
 
     from logrerank.data.schema import Doc, Example
     from logrerank.training import score_tuning
-    from logrerank.types import InputError
 
     docs = [Doc(f"d{i}", "", [p["text"]]) for i, p in enumerate(UNTITLED)]
     exs = [Example(f"q{i}", QUERY, docs, [f"d{i}"], {}) for i in range(3)]
     monkeypatch.setattr(score_tuning, "selection_sets", lambda n: {"select-citint": exs})
     routed.save_pretrained(tmp_path / "ckpt")
     before = json.loads((tmp_path / "ckpt" / "config.json").read_text())["model"]["score"]
-    out = score_tuning.tune_single_lexical(tmp_path / "ckpt", command="logrerank tune-score")
+    out = score_tuning.tune_lexical(tmp_path / "ckpt", command="logrerank tune-score")
     assert out["chosen"] in score_tuning.LEXICAL_WEIGHTS and out["selection_queries"] == 3
     assert out["grid"][str(out["chosen"])] == max(out["grid"].values())
     meta = json.loads((tmp_path / "ckpt" / "config.json").read_text())
-    assert (
-        meta["model"]["score"] == before
-        and meta["model"]["single"]["lexical_weight"] == out["chosen"]
-    )
-    assert meta["training"]["single_lexical_selection"]["command"] == "logrerank tune-score"
-    assert (
-        LoGReranker.from_pretrained(tmp_path / "ckpt").config.single.lexical_weight == out["chosen"]
-    )
-    unrouted = tmp_path / "plain"
-    single_source.save_pretrained(unrouted)  # one global stage: nothing to tune
-    with pytest.raises(InputError, match="no single-passage stage"):
-        score_tuning.tune_single_lexical(unrouted)
+    assert meta["model"]["score"] == before | {"lexical_weight": out["chosen"]}
+    assert meta["training"]["lexical_selection"]["command"] == "logrerank tune-score"
+    back = LoGReranker.from_pretrained(tmp_path / "ckpt")
+    assert back.config.score.lexical_weight == out["chosen"]

@@ -342,14 +342,14 @@ def test_choose_local_only_reads_the_local_column_and_no_sentence_term() -> None
     assert val_global == pytest.approx(100 / math.log2(3))
 
 
-def test_choose_single_lexical_takes_the_best_weight_and_the_smaller_on_ties() -> None:
+def test_choose_lexical_takes_the_best_weight_and_the_smaller_on_ties() -> None:
     from logrerank.config import ScoreConfig
-    from logrerank.training.score_tuning import LEXICAL_WEIGHTS, choose_single_lexical
+    from logrerank.training.score_tuning import LEXICAL_WEIGHTS, choose_lexical
 
     # the graph puts passage 0 first by 1.0 logit; BM25 prefers the gold passage 1 (1 vs 0)
     row = {"gold": [1], "gold_sent": [], "sent": [[0, 0, 0.0, 1.0, -1, 1, 0.0, 0.0],
                                                   [1, 0, 0.0, 0.0, -1, 2, 0.0, 1.0]]}  # fmt: skip
-    best, table = choose_single_lexical([row], ScoreConfig())
+    best, table = choose_lexical([row], ScoreConfig())
     assert set(table) == set(LEXICAL_WEIGHTS)
     assert table[0.0] == pytest.approx(100 / math.log2(3)) and table[0.5] == table[0.0]
     assert table[1.0] == table[0.0]  # a tie at 1.0 breaks by input order: passage 0 first
