@@ -337,7 +337,7 @@ def tune_lexical(
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
     exs = selection_sets(citint_train)["select-citint"]
-    path = folder / "select-citint-lexical.json" if folder else None
+    path = folder / "select-citint.json" if folder else None  # the rows tune_score caches
     rows = collect("select-citint", exs, model, None, path)
     best, table = choose_lexical(rows, model.config.score, 2 if local_only else 3)
     grid = {str(k): round(v, 3) for k, v in table.items()}

@@ -163,3 +163,24 @@ def test_cli_tune_score_chooses_and_writes(save_isolated_checkpoint, tmp_path, c
     assert meta["model"]["score"] == out["chosen"]
     assert meta["training"]["score_selection"]["command"].startswith("logrerank ")
     assert LoGReranker.from_pretrained(str(ckpt)).config.score == ScoreConfig(**out["chosen"])
+
+
+def test_cli_tune_score_lexical_dry_run_and_write(
+    save_isolated_checkpoint, tmp_path, capsys, monkeypatch
+):
+    from logrerank.training import score_tuning
+
+    ckpt = save_isolated_checkpoint(tmp_path)
+    before = json.loads((Path(ckpt) / "config.json").read_text())
+    monkeypatch.setattr(score_tuning, "selection_sets", lambda n: _selection_examples())
+    argv = ["tune-score", "--checkpoint", str(ckpt), "--lexical", "--cache", str(tmp_path / "r")]
+    assert main([*argv, "--dry-run"]) == 0
+    dry = json.loads(capsys.readouterr().out)
+    assert dry["written"] is None and dry["selection_queries"] == 1
+    assert set(dry["grid"]) == {str(w) for w in score_tuning.LEXICAL_WEIGHTS}
+    assert json.loads((Path(ckpt) / "config.json").read_text()) == before
+    assert (tmp_path / "r" / "select-citint.json").exists()  # the rows tune-score caches
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    score = json.loads((Path(ckpt) / "config.json").read_text())["model"]["score"]
+    assert score == before["model"]["score"] | {"lexical_weight": out["chosen"]}
