@@ -36,7 +36,14 @@ from .local import LocalScorer
 from .local_batches import bf16_linear_copy, params_key, run_local
 from .memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
 from .passage_units import scoring_units
-from .results import Encoded, build_ranking, final_scores, graph_edges, unscored_sentences
+from .results import (
+    Encoded,
+    build_ranking,
+    final_scores,
+    graph_edges,
+    pool_lexical_weight,
+    unscored_sentences,
+)
 from .runtime.local_runtime import sync_local_runtime
 from .segment_cache import SegmentCache
 from .tokenize import tokenize
@@ -384,7 +391,7 @@ class LoGReranker(nn.Module):
         scfg = cfg.score
         # the lexical prior of untitled pools (score.lexical_weight; logrerank/scoring.py)
         titled = titled_fraction(enc.passages)
-        lex_w = scfg.lexical_weight if titled < scfg.lexical_max_titled else 0.0
+        lex_w = pool_lexical_weight(scfg, enc.passages)
         final = final_scores(enc, l_global, scfg, lex_w)
         ranking = build_ranking(enc, final, torch.sigmoid(enc.local_logits), z_global, ranker)
         ctx_cfg = context or cfg.context

@@ -55,12 +55,27 @@ def unscored_sentences(spans: list[list[Span]]) -> tuple[list[ScoredSentence], T
     return sentences, torch.tensor(passage_of, dtype=torch.long)
 
 
+def pool_lexical_weight(score: ScoreConfig, passages: list[Passage]) -> float:
+    """``w`` of the lexical prior for a pool: ``score.lexical_weight`` when fewer than
+    ``score.lexical_max_titled`` of the passages have a title, else 0 (docs/method.md)."""
+    from .links import titled_fraction
+
+    return score.lexical_weight if titled_fraction(passages) < score.lexical_max_titled else 0.0
+
+
 def final_scores(
     enc: Encoded, l_global: Tensor | None, score: ScoreConfig, lexical_weight: float = 0.0
 ) -> Tensor:
-    """``[N]`` final sentence scores: the global logits (the local ones when the graph stage did
+    """``[N]`` final sentence scores: ``sigmoid`` of :func:`final_logits` (same arguments)."""
+    return torch.sigmoid(final_logits(enc, l_global, score, lexical_weight))
+
+
+def final_logits(
+    enc: Encoded, l_global: Tensor | None, score: ScoreConfig, lexical_weight: float = 0.0
+) -> Tensor:
+    """``[N]`` final sentence logits: the global logits (the local ones when the graph stage did
     not run) after the score adjustments of :func:`logrerank.scoring.adjust_logits`, plus
-    ``lexical_weight * passage_bm25`` (:func:`logrerank.lexical.pool_lexical`), squashed.
+    ``lexical_weight * passage_bm25`` (:func:`logrerank.lexical.pool_lexical`).
 
     Args:
         enc: the local stage's output.
@@ -80,7 +95,7 @@ def final_scores(
     )
     if lexical_weight:
         out = out + lexical_weight * pool_lexical(enc)[:, 1].to(out.dtype)
-    return torch.sigmoid(out)
+    return out
 
 
 def build_ranking(

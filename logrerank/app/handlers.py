@@ -124,7 +124,7 @@ def run_rerank(
             raise InputError("the question is empty: type a question")
         key = (q, tuple((p.title, p.text) for p in passages))
         if session.key != key or session.encoded is None:
-            session = _encode(backend, q, passages, key, session)
+            session = _encode(backend, q, passages, key, session, knobs.cross_encoder)
         source = input_source(passages_text, upload)
         return _rank_and_render(
             backend, session, knobs, from_cache=session.recomputes > 0, source=source
@@ -218,7 +218,9 @@ def explain(session: Session | None, node: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------- internals
-def _encode(backend: Backend, q: str, passages: list[Passage], key: Any, old: Session) -> Session:
+def _encode(
+    backend: Backend, q: str, passages: list[Passage], key: Any, old: Session, choice: str = ""
+) -> Session:
     """Transformer pass for LoG and the fixed baselines; returns a fresh session.
 
     The input is validated and cut to the model's limits once, here, so LoG and every baseline
@@ -227,20 +229,20 @@ def _encode(backend: Backend, q: str, passages: list[Passage], key: Any, old: Se
     q, passages, notices = prepare_input(q, passages, backend.log.limits)
     encoded = backend.log.encode(q, passages)
     encoded.warnings[:] = notices + [w for w in encoded.warnings if w not in notices]
-    baselines: dict[str, Ranking] = {}
-    timings: dict[str, float] = {}
-    for name, ranker in backend.rankers().items():
+    session = Session(key=key, encoded=encoded, encodes=old.encodes + 1, knobs=old.knobs)
+    _rank_baselines(backend, session, choice)
+    return session
+
+
+def _rank_baselines(backend: Backend, session: Session, choice: str) -> None:
+    """Rank the session's input with the fixed baselines of one cross-encoder choice."""
+    q, passages = session.encoded.query, session.encoded.passages
+    session.baselines, session.baseline_timings = {}, {}
+    for name, ranker in backend.rankers(choice).items():
         t0 = time.perf_counter()
-        baselines[name] = ranker.rank(q, passages)
-        timings[name] = time.perf_counter() - t0
-    return Session(
-        key=key,
-        encoded=encoded,
-        baselines=baselines,
-        baseline_timings=timings,
-        encodes=old.encodes + 1,
-        knobs=old.knobs,
-    )
+        session.baselines[name] = ranker.rank(q, passages)
+        session.baseline_timings[name] = time.perf_counter() - t0
+    session.ce_choice = choice
 
 
 def _cache_note(windows: Any, from_cache: bool) -> str:
@@ -275,6 +277,10 @@ def _rank_and_render(
     backend: Backend, session: Session, knobs: Knobs, from_cache: bool, source: str = ""
 ) -> Result:
     model = backend.log
+    choice = knobs.cross_encoder
+    switched = choice != session.ce_choice
+    if switched:  # another cross-encoder picked: re-rank the baselines, not the transformer
+        _rank_baselines(backend, session, choice)
     t0 = time.perf_counter()
     kwargs = knobs.rank_kwargs(model.config.graph, model.config.context)
     ranking = model.rank_encoded(session.encoded, **kwargs)
@@ -282,7 +288,8 @@ def _rank_and_render(
     local = model.rank_encoded(session.encoded, use_global=False, graph=kwargs["graph"])
     t_rank = time.perf_counter() - t0
     t0 = time.perf_counter()
-    stage = backend.ce_stage(knobs.blend).rank(session.encoded.query, session.encoded.passages)
+    stage = backend.ce_stage(knobs.blend, choice)
+    stage = stage.rank(session.encoded.query, session.encoded.passages)
     t_stage = time.perf_counter() - t0
     session.recomputes += 1
     session.ranking = ranking
@@ -295,7 +302,7 @@ def _rank_and_render(
     if from_cache:
         for k in ("segment", "tokenize", "local"):
             timings.pop(k, None)
-    if not from_cache:
+    if not from_cache or switched:
         timings.update({f"{k} (baseline)": v for k, v in session.baseline_timings.items()})
     timings["ce-stage (baseline)"] = t_stage
     timings["LoG graph stages (this call)"] = t_rank
@@ -331,7 +338,8 @@ def _rank_and_render(
             f"beta {sc.get('passage_weight', 0.0):g}, head weight w {sc.get('head_weight', 1.0):g}"
             "; the local / global columns show the raw scores."
         )
-    warnings = list(dict.fromkeys(backend.startup_warnings() + ranking.warnings + stage.warnings))
+    warnings = backend.startup_warnings(choice) + ranking.warnings + stage.warnings
+    warnings = list(dict.fromkeys(warnings))
     for b in session.baselines.values():
         for w in b.warnings:
             if w not in warnings:
@@ -344,7 +352,7 @@ def _rank_and_render(
         )
     device, precision = backend.device_info()
     status = viz.status_html(
-        backend.model_rows(), device, precision, warnings, timings, notes, summary
+        backend.model_rows(choice), device, precision, warnings, timings, notes, summary
     )
 
     ctx = ranking.context or {}

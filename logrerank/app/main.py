@@ -113,8 +113,12 @@ N_OUTPUTS = 15  # status, graph, table, heat, compare, slope, metrics, tokens, c
 # context_json, download, pick, explanation, details, session
 
 
-def _knobs(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score) -> Knobs:
-    return Knobs.make(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score)
+def _knobs(
+    top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score, ce=""
+) -> Knobs:
+    return Knobs.make(
+        top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score, ce
+    )
 
 
 def rerank(
@@ -131,18 +135,41 @@ def rerank(
     session: Session | None = None,
     context_tokens: float = DEFAULT.context_tokens,
     min_score: float = DEFAULT.min_score,
+    cross_encoder: str = "",
 ):
-    """Rerank the passages for the question (named API endpoint ``/rerank``)."""
+    """Rerank the passages for the question (named API endpoint ``/rerank``); ``cross_encoder``
+    is the comparison's cross-encoder (``bundled``, ``twin`` or a folder; empty = default)."""
     knobs = _knobs(
-        top_k, tau_sim, delta, k, blend, ablations, graph_top_n, context_tokens, min_score
+        top_k,
+        tau_sim,
+        delta,
+        k,
+        blend,
+        ablations,
+        graph_top_n,
+        context_tokens,
+        min_score,
+        cross_encoder,
     )
     return _emit(ui.run_rerank(BACKEND, session, question, passages, upload, knobs))
 
 
-def recompute(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, session, tokens, min_score):
-    """Knob change: graph stages only, from the cached encodings."""
-    knobs = _knobs(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score)
+def recompute(
+    top_k, tau_sim, delta, k, blend, ablations, graph_top_n, session, tokens, min_score, ce=""
+):
+    """Knob change: graph stages only, from the cached encodings (a new cross-encoder choice
+    re-ranks the baselines, not LoG's transformer)."""
+    knobs = _knobs(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score, ce)
     return _emit(ui.recompute(BACKEND, session, knobs))
+
+
+def cross_encoder_menu() -> Any:
+    """The cross-encoder menu at page load: every choice with its badge, the default picked
+    (read at page load: follows ``--cross-encoder``)."""
+    options = BACKEND.choice_options()
+    default = BACKEND.cross_encoder_choice
+    value = default if default in {v for _, v in options} else options[0][1]
+    return gr.Dropdown(choices=options, value=value)
 
 
 def pick_example(name: str) -> tuple[str, str, None]:
@@ -219,6 +246,12 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                 k = gr.Slider(0, 32, GRAPH_CFG.top_k, step=1, label="k similar neighbours per node")
                 blend = gr.Slider(
                     0.0, 1.0, DEFAULT.blend, step=0.05, label="blend weight (cross-encoder stage)"
+                )
+                ce_pick = gr.Dropdown(
+                    label="cross-encoder of the comparison (bundled, the passage twin of LoG's "
+                    "local scorer, or the --cross-encoder folder)",
+                    choices=[],
+                    elem_id="ce-pick",
                 )
                 ablations = gr.CheckboxGroup(
                     list(ABLATIONS),
@@ -302,6 +335,7 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
         session,
         context_tokens,
         min_score,
+        ce_pick,
     ]
     inputs = [question, passages, upload, *knob_inputs]
     outputs = [
@@ -336,6 +370,8 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
     for slider in (top_k, tau_sim, delta, k, blend, context_tokens, min_score):
         slider.change(recompute, knob_inputs, outputs, api_name=False, trigger_mode="always_last")
     ablations.change(recompute, knob_inputs, outputs, api_name=False)
+    ce_pick.input(recompute, knob_inputs, outputs, api_name=False)
+    demo.load(cross_encoder_menu, None, ce_pick, api_name=False)
     graph_top_n.change(
         ui.redraw_graph, [session, graph_top_n], graph, api_name=False, trigger_mode="always_last"
     )

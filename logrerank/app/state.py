@@ -21,7 +21,6 @@ import math
 import os
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -29,6 +28,7 @@ import pandas as pd
 from ..baselines.cross_encoder import MemoCrossEncoder
 from ..config import ContextConfig, GraphConfig
 from ..types import Ranking
+from . import ce_choice
 
 TABLE_COLUMNS = ["rank", "text", "score", "Δ vs CE", "P·S", "role"]
 """Columns of the ranking table (:func:`logrerank.app.tables.ranking_table`): ``score`` is the
@@ -111,6 +111,7 @@ class Backend:
     cross_encoder_choice: str = ""
     runtime: str = "torch"
     _rankers: dict[str, Any] = field(default_factory=dict, repr=False)
+    _choices: dict[str, ce_choice.Loaded] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, log_model: Any = None, cross_encoder: Any = "default") -> Backend:
@@ -131,42 +132,56 @@ class Backend:
         return backend
 
     def use_cross_encoder(self, cross_encoder: Any = "default") -> None:
-        """Set the cross-encoder of the comparison; a folder that cannot be loaded is shown as
-        UNAVAILABLE with a warning (:meth:`startup_warnings`), never raised.
+        """Set the default cross-encoder of the comparison; a folder that cannot be loaded is
+        shown as UNAVAILABLE with a warning (:meth:`startup_warnings`), never raised.
 
         Args:
             cross_encoder: a loaded CrossEncoder; ``"default"``: the folder in
                 ``$LOGRERANK_CROSS_ENCODER`` when set, else the bundled one; ``"bundled"``:
-                the bundled one; a folder path (a sentence-transformers or Hugging Face
-                sequence-classification folder, or a project checkpoint); or None to run
-                without one (the comparison then shows it as unavailable).
+                the bundled one; ``"twin"``: the cross-encoder twin; a folder path (a
+                sentence-transformers or Hugging Face sequence-classification folder, or a
+                project checkpoint); or None to run without one (the comparison then shows it
+                as unavailable).
         """
         if isinstance(cross_encoder, str) and cross_encoder == "default":
-            cross_encoder = os.environ.get(CROSS_ENCODER_ENV, "").strip() or "bundled"
-        ce, error, choice = None, None, ""
+            cross_encoder = ce_choice.resolve("default")
+        self._choices = {}
         if isinstance(cross_encoder, (str, os.PathLike)):
-            from ..models.cross_encoder import CrossEncoder
-
-            choice = "bundled" if str(cross_encoder) == "bundled" else str(cross_encoder)
-            try:
-                path = None if choice == "bundled" else choice
-                cross_encoder = CrossEncoder(path, runtime=self.runtime)
-            except Exception as exc:  # degrade visibly, never crash the app
-                cross_encoder, error = None, f"{type(exc).__name__}: {exc}"
-                if choice != "bundled":
-                    warnings.warn(self._folder_warning(choice, error), RuntimeWarning, 2)
-        if cross_encoder is not None:
-            ce = MemoCrossEncoder.wrap(cross_encoder)
-        elif error is None:
-            error = "no cross-encoder loaded"
-        self.cross_encoder, self.cross_encoder_error = ce, error
+            choice = str(cross_encoder)
+            loaded = ce_choice.load(choice, self.runtime)
+            if loaded.error and choice != ce_choice.BUNDLED:
+                warnings.warn(self._folder_warning(choice, loaded.error), RuntimeWarning, 2)
+        else:
+            choice = ""
+            model = MemoCrossEncoder.wrap(cross_encoder) if cross_encoder is not None else None
+            loaded = ce_choice.Loaded(
+                model, None if model is not None else "no cross-encoder loaded"
+            )
+        self._choices[choice] = loaded
+        self.cross_encoder, self.cross_encoder_error = loaded.model, loaded.error
         self.cross_encoder_choice = choice
         self._rankers = {}
 
+    def choice(self, choice: Any = "") -> ce_choice.Loaded:
+        """The cross-encoder of one choice (``""`` = the default one), loaded once."""
+        key = ce_choice.resolve(choice)
+        key = self.cross_encoder_choice if key == "" else key
+        if key not in self._choices and key == self.cross_encoder_choice:  # set as fields
+            error = self.cross_encoder_error or (None if self.cross_encoder else "not loaded")
+            self._choices[key] = ce_choice.Loaded(self.cross_encoder, error)
+        elif key not in self._choices:
+            self._choices[key] = ce_choice.load(key, self.runtime)
+        return self._choices[key]
+
+    def choice_options(self) -> list[tuple[str, str]]:
+        """``(menu label with badge, value)`` of the cross-encoders the user can pick."""
+        return ce_choice.options(self.cross_encoder_choice, self._choices)
+
     @staticmethod
     def _folder_warning(folder: str, error: str) -> str:
+        what = ce_choice.label(folder) if folder in ("bundled", "twin") else f"folder {folder}"
         return (
-            f"cross-encoder folder {folder} is unavailable ({error}); the comparison runs "
+            f"cross-encoder {what} is unavailable ({error}); the comparison runs "
             "without a cross-encoder"
         )
 
@@ -178,50 +193,52 @@ class Backend:
         sync_local_runtime(self.log)
         self.use_cross_encoder(self.cross_encoder_choice or "default")
 
-    def startup_warnings(self) -> list[str]:
-        """Start-up warnings for the status panel: a user's cross-encoder that failed to load,
-        a runtime that fell back to torch."""
-        choice, error = self.cross_encoder_choice, self.cross_encoder_error
+    def startup_warnings(self, choice: Any = "") -> list[str]:
+        """Start-up warnings for the status panel: a cross-encoder that failed to load (the
+        bundled one only when picked explicitly), a runtime that fell back to torch."""
+        key = ce_choice.resolve(choice) or self.cross_encoder_choice
+        loaded = self.choice(key)
         out = []
-        if self.cross_encoder is None and error and choice not in ("", "bundled"):
-            out.append(self._folder_warning(choice, error))
+        if loaded.model is None and loaded.error and (key not in ("", "bundled") or choice):
+            out.append(self._folder_warning(key, loaded.error))
         state = self.log.__dict__.get("_runtime_state")
         out += [w for w in (getattr(state, "warning", None),) if w]
-        ce_warning = getattr(self.cross_encoder, "runtime_warning", None)
+        ce_warning = getattr(loaded.model, "runtime_warning", None)
         return out + ([ce_warning] if ce_warning and ce_warning not in out else [])
 
-    def rankers(self) -> dict[str, Any]:
-        """Library baselines for the comparison (built once; see :mod:`logrerank.rankers`)."""
-        if not self._rankers:
+    def rankers(self, choice: Any = "") -> dict[str, Any]:
+        """Library baselines for the comparison, with the chosen cross-encoder (built once per
+        choice; see :mod:`logrerank.rankers`)."""
+        key = ce_choice.resolve(choice) or self.cross_encoder_choice
+        if key not in self._rankers:
             from ..rankers import Models, build_rankers
 
+            ce = self.choice(key).model
             names = ["bm25", "bm25-sent", "evidence-graph"]
-            if self.cross_encoder is not None:
+            if ce is not None:
                 names.append("cross-encoder-sent")
-            self._rankers = build_rankers(names, Models(_log=self.log, _ce=self.cross_encoder))
-        return self._rankers
+            self._rankers[key] = build_rankers(names, Models(_log=self.log, _ce=ce))
+        return self._rankers[key]
 
-    def ce_stage(self, blend: float) -> Any:
+    def ce_stage(self, blend: float, choice: Any = "") -> Any:
         """The cross-encoder stage (blend with the first pass) over BM25, ``blend`` = CE share."""
         from ..baselines.bm25 import BM25Reranker
         from ..baselines.cross_encoder_stage import CrossEncoderStage
 
-        spec = self.cross_encoder if self.cross_encoder is not None else "missing-cross-encoder"
+        ce = self.choice(choice).model
+        spec = ce if ce is not None else "missing-cross-encoder"
         return CrossEncoderStage(BM25Reranker("passage"), spec, blend_weight=float(blend))
 
-    def model_rows(self) -> list[tuple[str, str, bool | None]]:
+    def model_rows(self, choice: Any = "") -> list[tuple[str, str, bool | None]]:
         """``(what, source, trained)`` per model for the status panel."""
         rows = [("LoG reranker", str(self.log.source), bool(self.log.config.trained))]
-        choice = self.cross_encoder_choice
-        what = "cross-encoder"
-        if choice == "bundled":
-            what += " (bundled)"
-        elif choice:
-            what += f" ({Path(choice).name or choice})"
-        if self.cross_encoder is not None:
-            rows.append((what, str(self.cross_encoder.source), bool(self.cross_encoder.trained)))
+        key = ce_choice.resolve(choice) or self.cross_encoder_choice
+        loaded = self.choice(key)
+        what = ce_choice.label(key)
+        if loaded.model is not None:
+            rows.append((what, str(loaded.model.source), bool(loaded.model.trained)))
         else:
-            rows.append((what, self.cross_encoder_error or "not loaded", None))
+            rows.append((what, loaded.error or "not loaded", None))
         return rows
 
     def device_info(self) -> tuple[str, str]:
@@ -247,6 +264,9 @@ class Knobs:
     graph_top_n: int = 0  # graph view: top-N nodes and their neighbours (0 = automatic)
     context_tokens: int = DEFAULT_CONTEXT_TOKENS  # token budget of the context (0 = automatic)
     min_score: float = DEFAULT_MIN_SCORE  # relevance threshold of context units / neighbours
+    cross_encoder: str = (
+        ""  # the comparison's cross-encoder (logrerank.app.ce_choice; "" = default)
+    )
 
     @classmethod
     def make(
@@ -260,6 +280,7 @@ class Knobs:
         graph_top_n: Any = 0,
         context_tokens: Any = DEFAULT_CONTEXT_TOKENS,
         min_score: Any = DEFAULT_MIN_SCORE,
+        cross_encoder: Any = "",
     ) -> Knobs:
         """Knobs from raw widget values, clamped to valid ranges (None = default)."""
 
@@ -281,6 +302,7 @@ class Knobs:
             graph_top_n=int(num(graph_top_n, 0, 0, 100_000)),
             context_tokens=int(num(context_tokens, DEFAULT_CONTEXT_TOKENS, 0, 100_000)),
             min_score=num(min_score, DEFAULT_MIN_SCORE, 0.0, 1.0),
+            cross_encoder=ce_choice.resolve(cross_encoder),
         )
 
     def rank_kwargs(self, base: GraphConfig, ctx: ContextConfig) -> dict[str, Any]:
@@ -318,6 +340,7 @@ class Session:
     encoded: Any = None  # logrerank.results.Encoded
     baselines: dict[str, Ranking] = field(default_factory=dict)  # fixed baseline rankings
     baseline_timings: dict[str, float] = field(default_factory=dict)
+    ce_choice: str = ""  # the cross-encoder choice the baselines were ranked with
     ranking: Ranking | None = None  # latest LoG ranking
     local_ranks: dict[int, int] = field(default_factory=dict)  # node -> rank by local alone
     signals: dict[int, dict[str, Any]] = field(default_factory=dict)  # node -> baseline scores

@@ -16,12 +16,18 @@ without one the ranker raises :class:`TwinUnavailableError`, whose message says 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from ..checkpoint import CONFIG_NAME, CheckpointError
+from ..models.cross_encoder import CrossEncoder
 from ..resources import checkpoint_dir
+from ..results import final_logits, pool_lexical_weight
 from ..types import Ranking
 
 TWIN_NAME = "cross-encoder-twin"
@@ -120,3 +126,72 @@ class TwinRanker:
             warnings=r.warnings,
             info=info,
         )
+
+
+class TwinCrossEncoder(CrossEncoder):
+    """The twin behind the cross-encoder interface (``predict`` on ``(query, text)`` pairs).
+
+    What the app's comparison and the cross-encoder rankers need of a cross-encoder, so the
+    twin can be picked as the comparison's cross-encoder: each text is one passage (no title);
+    the pairs of one query are ranked together, local only, and a text's logit is its best
+    unit's final logit (the twin's score adjustments, its lexical prior over that query's texts
+    included). The pool-relative terms make a text's logit depend on the other texts of its
+    query, as the bundled cross-encoder's lexical prior does. Empty texts score below the rest.
+
+    Args:
+        model: a loaded twin (:func:`load_twin`).
+    """
+
+    def __init__(self, model: Any) -> None:  # noqa: D107 - documented on the class
+        # no super().__init__: the attributes of a CrossEncoder are set from the twin
+        self.twin = model
+        self.model = model
+        self.path = str(model.source)
+        self.source = f"{TWIN_NAME} {model.source}"
+        self.trained = bool(model.config.trained)
+        self.device = model.device_
+        self.autocast = model.autocast_dtype
+        self.precision = "auto"
+        self.batch_size = 32
+        self.max_length = int(model.config.local.unit_tokens)
+        self.positive = None
+        self.tokenizer = model.tokenizer
+        self.runtime_backend, self.runtime_warning = None, None
+        self.prior = None
+        self.lexical_weight = 0.0  # the twin adds its own (score.lexical_weight)
+        self.calibration = (1.0, 0.0)
+
+    @torch.inference_mode()
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Final logits, one per ``(query, text)`` pair, in input order."""
+        out = [0.0] * len(pairs)
+        groups: dict[str, list[int]] = {}
+        for i, (q, _) in enumerate(pairs):
+            groups.setdefault(str(q), []).append(i)
+        cap = max(1, self.twin.limits.max_passages)
+        for q, idx in groups.items():
+            full = [i for i in idx if str(pairs[i][1]).strip()]
+            for c in range(0, len(full), cap):
+                part = full[c : c + cap]
+                for i, x in zip(part, self._logits(q, [str(pairs[i][1]) for i in part])):
+                    out[i] = x
+            if len(full) < len(idx):
+                floor = min((out[i] for i in full), default=0.0) - 1.0
+                for i in set(idx) - set(full):
+                    out[i] = floor
+        return out
+
+    def _logits(self, query: str, texts: list[str]) -> list[float]:
+        """Best-unit final logit of each text, ranked as one pool."""
+        enc = self.twin.encode(query, texts)
+        score = self.twin.config.score
+        logits = final_logits(enc, None, score, pool_lexical_weight(score, enc.passages))
+        best = torch.full((len(enc.passages),), float("-inf"))
+        best = best.scatter_reduce(0, enc.passage_of, logits.float().cpu(), "amax")
+        floor = float(logits.min()) - 1.0 if logits.numel() else 0.0
+        return [float(x) if math.isfinite(float(x)) else floor for x in best.tolist()]
+
+
+def load_twin_cross_encoder(path: str | os.PathLike[str] | None = None) -> TwinCrossEncoder:
+    """:func:`load_twin` wrapped as a cross-encoder (raises as :func:`load_twin` does)."""
+    return TwinCrossEncoder(load_twin(path))

@@ -354,3 +354,74 @@ def test_choose_lexical_takes_the_best_weight_and_the_smaller_on_ties() -> None:
     assert table[0.0] == pytest.approx(100 / math.log2(3)) and table[0.5] == table[0.0]
     assert table[1.0] == table[0.0]  # a tie at 1.0 breaks by input order: passage 0 first
     assert best == 2.0 and table[2.0] == pytest.approx(100.0)
+
+
+# ------------------------------------------------------------------ the twin as a cross-encoder
+
+
+def test_twin_cross_encoder_scores_pairs_like_the_twin_ranks_passages(make_twin) -> None:
+    from logrerank.baselines.cross_encoder import CrossEncoderRanker, MemoCrossEncoder
+    from logrerank.baselines.twin import TwinCrossEncoder
+    from logrerank.models.cross_encoder import CrossEncoder
+
+    model = make_twin()
+    model.config.score = dataclasses.replace(model.config.score, lexical_weight=1.5)
+    ce = TwinCrossEncoder(model)
+    assert isinstance(ce, CrossEncoder) and ce.lexical_weight == 0.0 and ce.prior is None
+    texts = [p["text"] for p in PASSAGES]
+    logits = ce.predict([(QUERY, t) for t in texts])
+    # the same order (and the same sigmoid scores) as the twin ranking the untitled texts
+    ref = model.rerank(QUERY, texts, use_global=False)
+    by_logit = sorted(range(len(texts)), key=lambda i: -logits[i])
+    assert by_logit == ref.passage_order()
+    for p in ref.passages_ranked:
+        assert 1 / (1 + math.exp(-logits[p.passage_idx])) == pytest.approx(p.score, abs=1e-5)
+    # pairs of two queries, interleaved, with an empty text: each query is its own pool
+    other = "Is Paris mild in spring?"
+    pairs = [(QUERY, texts[0]), (other, texts[2]), (QUERY, "  "), (other, texts[1])]
+    mixed = ce.predict(pairs)
+    assert mixed[0] == pytest.approx(ce.predict([(QUERY, texts[0])])[0], abs=1e-5)
+    assert mixed[2] < mixed[0]  # an empty text sinks below its query's others
+    assert mixed[1:4:2] == pytest.approx(ce.predict([(other, texts[2]), (other, texts[1])]))
+    # the cross-encoder rankers and the app's memo accept it
+    r = CrossEncoderRanker(MemoCrossEncoder.wrap(ce)).rank(QUERY, PASSAGES)
+    assert len(r.passages_ranked) == 3 and 0.0 <= r.passages_ranked[0].score <= 1.0
+
+
+def test_app_cross_encoder_choice_lists_bundled_twin_and_folder(
+    make_twin, make_tiny_model, tiny_ce_dir, tmp_path, monkeypatch
+) -> None:
+    """The app's comparison can use the bundled model, the twin or the user's folder; each is
+    listed with its badge, and switching re-ranks the baselines without a transformer pass."""
+    from logrerank.app import handlers as ui
+    from logrerank.app import state
+
+    ckpts = tmp_path / "ckpts"
+    monkeypatch.setenv("LOGRERANK_CHECKPOINTS", str(ckpts))
+    backend = state.Backend.load(make_tiny_model(), str(tiny_ce_dir))
+    menu = dict((v, label) for label, v in backend.choice_options())
+    assert list(menu) == ["bundled", "twin", str(tiny_ce_dir)]
+    assert menu["twin"].endswith("UNAVAILABLE") and menu[str(tiny_ce_dir)].endswith("trained")
+    passages = "\n\n".join(p["text"] for p in PASSAGES)
+    first = ui.run_rerank(backend, None, QUERY, passages, None, state.Knobs())
+    assert first.ok and first.session.ce_choice == ""
+    # the twin picked before one exists: UNAVAILABLE and a warning, never a crash
+    res = ui.recompute(backend, first.session, state.Knobs.make(cross_encoder="twin"))
+    assert res.ok and "cross-encoder twin" in res.status and "UNAVAILABLE" in res.status
+    assert "cross-encoder-sent" not in res.session.baselines
+    # a trained twin appears in the bundled place: listed as trained, and the comparison uses it
+    twin = make_twin()
+    twin.config.trained = True
+    twin.save_pretrained(ckpts / "cross-encoder-twin")
+    fresh = state.Backend.load(make_tiny_model(), str(tiny_ce_dir))
+    assert dict((v, lab) for lab, v in fresh.choice_options())["twin"].endswith("· trained")
+    first = ui.run_rerank(fresh, None, QUERY, passages, None, state.Knobs())
+    encodes = first.session.encodes
+    res = ui.recompute(fresh, first.session, state.Knobs.make(cross_encoder="twin"))
+    assert res.ok and res.session.encodes == encodes and res.session.ce_choice == "twin"
+    sent = res.session.baselines["cross-encoder-sent"]
+    assert "cross-encoder-twin" in fresh.choice("twin").model.source
+    assert len(sent.sentences) == len(res.session.ranking.sentences)
+    assert "cross-encoder twin" in res.status and "UNAVAILABLE" not in res.status
+    back = ui.recompute(fresh, res.session, state.Knobs.make(cross_encoder=""))
+    assert back.session.ce_choice == "" and back.ok
