@@ -11,5 +11,6 @@ logrerank tune-score --checkpoint "$TWIN" --cache "$OUT/select" > "$OUT/tune_sco
 logrerank tune-score --checkpoint "$TWIN" --cache "$OUT/select" --lexical > "$OUT/tune_lexical.json"
 for b in citint scifact hotpotqa musique; do
   logrerank eval --benchmark "$b" --rankers cross-encoder-twin --twin "$TWIN" --out "$OUT/$b" \
+    --passage-cache-mb 3000 \
     --quiet $LIMIT
 done

@@ -381,6 +381,24 @@ def test_knob_change_updates_without_reencoding(page):
     assert "transformer passes this session: 1" in status
 
 
+def test_cross_encoder_choice_switches_without_reencoding(page):
+    """The comparison's cross-encoder is a menu (bundled, twin, ...) with badges; picking the
+    twin re-ranks the baselines only and the status names the model it now compares with."""
+    page.click("#example-1")
+    wait_status(page, "graph recomputations: 1")
+    page.get_by_text("Knobs (recomputed from cached encodings)").click()
+    page.click("#ce-pick input")
+    options = page.locator("ul[role=listbox] li").all_inner_texts()
+    assert any(o.startswith("cross-encoder (bundled) · ") for o in options)
+    twin = next(o for o in options if o.startswith("cross-encoder twin · "))
+    page.locator("ul[role=listbox] li", has_text=twin).click()
+    status = wait_status(page, "graph recomputations: 2")
+    assert "cross-encoder twin" in status and "transformer passes this session: 1" in status
+    assert ("UNAVAILABLE" in status) == twin.endswith("UNAVAILABLE")
+    shot(page, "cross_encoder_choice")
+    assert not page.dialogs
+
+
 def test_enter_in_question_runs(page):
     from logrerank.app import handlers as ui
 
