@@ -107,6 +107,8 @@ def test_pipeline_applies_the_score_config(make_tiny_model) -> None:
         "merge_duplicates": True,
         "passage_weight": 0.5,
         "head_weight": 1.0,
+        "lexical_weight": 0.0,
+        "lexical_max_titled": 0.5,
     }
 
 
