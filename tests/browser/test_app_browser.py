@@ -388,10 +388,13 @@ def test_cross_encoder_choice_switches_without_reencoding(page):
     wait_status(page, "graph recomputations: 1")
     page.get_by_text("Knobs (recomputed from cached encodings)").click()
     page.click("#ce-pick input")
-    options = page.locator("ul[role=listbox] li").all_inner_texts()
-    assert any(o.startswith("cross-encoder (bundled) · ") for o in options)
+    page.wait_for_selector("#ce-pick [role=option]", timeout=TIMEOUT_MS)
+    options = [
+        o.replace("✓", "").strip() for o in page.locator("#ce-pick [role=option]").all_inner_texts()
+    ]
+    assert any(o.startswith("cross-encoder (bundled) · ") for o in options), options
     twin = next(o for o in options if o.startswith("cross-encoder twin · "))
-    page.locator("ul[role=listbox] li", has_text=twin).click()
+    page.locator("#ce-pick [role=option]", has_text=twin).click()
     status = wait_status(page, "graph recomputations: 2")
     assert "cross-encoder twin" in status and "transformer passes this session: 1" in status
     assert ("UNAVAILABLE" in status) == twin.endswith("UNAVAILABLE")
