@@ -250,7 +250,9 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                 ce_pick = gr.Dropdown(
                     label="cross-encoder of the comparison (bundled, the passage twin of LoG's "
                     "local scorer, or the --cross-encoder folder)",
-                    choices=[],
+                    choices=[("default", "")],  # the real menu is set at page load
+                    value="",  # API default: the default cross-encoder
+                    allow_custom_value=True,  # the API may name a folder
                     elem_id="ce-pick",
                 )
                 ablations = gr.CheckboxGroup(
