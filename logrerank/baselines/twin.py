@@ -144,8 +144,7 @@ class TwinCrossEncoder(CrossEncoder):
 
     def __init__(self, model: Any) -> None:  # noqa: D107 - documented on the class
         # no super().__init__: the attributes of a CrossEncoder are set from the twin
-        self.twin = model
-        self.model = model
+        self.model = model  # the twin (a LoGReranker with passage units)
         self.path = str(model.source)
         self.source = f"{TWIN_NAME} {model.source}"
         self.trained = bool(model.config.trained)
@@ -168,7 +167,7 @@ class TwinCrossEncoder(CrossEncoder):
         groups: dict[str, list[int]] = {}
         for i, (q, _) in enumerate(pairs):
             groups.setdefault(str(q), []).append(i)
-        cap = max(1, self.twin.limits.max_passages)
+        cap = max(1, self.model.limits.max_passages)
         for q, idx in groups.items():
             full = [i for i in idx if str(pairs[i][1]).strip()]
             for c in range(0, len(full), cap):
@@ -183,8 +182,8 @@ class TwinCrossEncoder(CrossEncoder):
 
     def _logits(self, query: str, texts: list[str]) -> list[float]:
         """Best-unit final logit of each text, ranked as one pool."""
-        enc = self.twin.encode(query, texts)
-        score = self.twin.config.score
+        enc = self.model.encode(query, texts)
+        score = self.model.config.score
         logits = final_logits(enc, None, score, pool_lexical_weight(score, enc.passages))
         best = torch.full((len(enc.passages),), float("-inf"))
         best = best.scatter_reduce(0, enc.passage_of, logits.float().cpu(), "amax")
