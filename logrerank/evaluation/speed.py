@@ -18,7 +18,9 @@ from query to query so none of them always runs first):
 * **knob change**: ``rank_encoded`` on the cached ``Encoded`` with another ``tau_sim`` (what
   the app re-runs when a slider moves);
 * **cross-encoder** at passage level (``CrossEncoderRanker``, same MiniLM backbone) on the same
-  passages (title + the first 1,000 characters); neither it nor LoG memoises scores, every
+  passages (title + the first 1,000 characters). The bundled model is prior-anchored: a call
+  runs its pair pass and a bi-encoder pass over the same texts (its prior), timed separately as
+  ``.prior``, and the ratios are also given against the pair pass alone. Neither it nor LoG memoises scores, every
   measured query is a pool not seen before in the process, and a memo (the app's
   ``MemoCrossEncoder._memo``) is cleared before each call;
 * **cross-encoder-full**: the same model reading title + the whole passage in windows of its

@@ -6,8 +6,10 @@ counts); :func:`logrerank.evaluation.speed.measure` interleaves them over the po
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from .peak_memory import Memory
@@ -199,14 +201,47 @@ def run_log(
     return row
 
 
+@contextlib.contextmanager
+def timed_method(obj: Any, name: str, clock: list[float]) -> Iterator[None]:
+    """Add the seconds spent in ``obj.name(...)`` to ``clock[0]`` while the block runs.
+
+    The method is wrapped on the instance and restored afterwards; ``obj`` None times nothing.
+    """
+    if obj is None:
+        yield
+        return
+    own = name in vars(obj)
+    orig = getattr(obj, name)
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            clock[0] += time.perf_counter() - t0
+
+    setattr(obj, name, timed)
+    try:
+        yield
+    finally:
+        if own:
+            setattr(obj, name, orig)
+        else:
+            delattr(obj, name)
+
+
 def run_ce(ranker: Any, query: str, passages: list[Any]) -> dict[str, Any]:
     """One cross-encoder ranking (truncated or full-text passages), timed end to end (model
-    time separately)."""
+    time separately, and within it the bi-encoder prior pass of a prior-anchored model:
+    ``prior``, 0 for a plain cross-encoder)."""
     clear_memos(ranker.model)
-    t0 = time.perf_counter()
-    r = ranker.rank(query, passages)
-    _sync(ranker.model.device)
-    row = {"e2e": time.perf_counter() - t0, "model": float(r.timings.get("cross_encoder", 0.0))}
+    prior = [0.0]
+    with timed_method(getattr(ranker.model, "prior", None), "logits", prior):
+        t0 = time.perf_counter()
+        r = ranker.rank(query, passages)
+        _sync(ranker.model.device)
+        e2e = time.perf_counter() - t0
+    row = {"e2e": e2e, "model": float(r.timings.get("cross_encoder", 0.0)), "prior": prior[0]}
     full = ranker.level == "full"
     row.update(ce_tokens(ranker.model, query, passages, ranker.max_chars, full))
     return row

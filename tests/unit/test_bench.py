@@ -22,7 +22,7 @@ from logrerank.evaluation import speed
 from logrerank.evaluation.peak_memory import Memory
 from logrerank.evaluation.speed_inputs import synthetic_pools
 from logrerank.evaluation.speed_report import LOG_STAGES, TARGETS, analyse, check_targets, summary
-from logrerank.evaluation.speed_runs import clear_memos, run_log
+from logrerank.evaluation.speed_runs import clear_memos, run_log, timed_method
 from logrerank.quantize import (
     QuantizationError,
     count_linear,
@@ -154,6 +154,45 @@ def test_clear_memos_makes_repeats_pay(tiny_ce):
     assert m._memo == {} and m.cache_key is None and m.cache_value is None
 
 
+def test_timed_method_adds_the_call_time_and_restores_the_method():
+    class Prior:
+        def logits(self, pairs):
+            return [float(len(p)) for p in pairs]
+
+    p, clock = Prior(), [0.0]
+    with timed_method(p, "logits", clock):
+        assert p.logits([("a", "bb")]) == [2.0]
+        first = clock[0]
+        p.logits([("a", "bb")])
+    assert 0 < first < clock[0]  # two calls, each added
+    assert "logits" not in vars(p) and p.logits([("a",)]) == [1.0]  # the class method again
+    with timed_method(None, "logits", clock):  # a model without a prior: nothing timed
+        pass
+
+
+def test_report_splits_the_prior_pass_from_the_cross_encoder():
+    log = [
+        dict(
+            e2e=2.0,
+            knob=0.01,
+            graph_stages=0.1,
+            passages=5,
+            sentences=9,
+            edges=3,
+            tokens=10,
+            padded_tokens=12,
+            windows=1,
+            **{k: 0.1 for k in LOG_STAGES},
+        )
+    ]
+    ce = [{"e2e": 2.0, "model": 2.0, "prior": 1.0, "tokens": 8, "padded_tokens": 8}]
+    rows = {"log": log, "ce": ce, "ce_full": ce, "bm25": [{"e2e": 0.01}]}
+    r = analyse(rows)["ratios"]
+    assert r["log_over_ce_p50"] == pytest.approx(1.0)
+    assert r["log_over_ce_pairs_p50"] == pytest.approx(2.0)  # 2 s against the 1 s cross pass
+    assert r["log_over_ce_full_pairs_p50"] == pytest.approx(2.0)
+
+
 def test_measure_on_tiny_models(tiny_model, tiny_ce):
     pools = synthetic_pools(3, passages=4, sentences=2)
     out = speed.measure(pools, tiny_model, tiny_ce, warmup=1)
@@ -163,6 +202,7 @@ def test_measure_on_tiny_models(tiny_model, tiny_ce):
         assert r["e2e"] >= sum(r[k] for k in LOG_STAGES if k != "overhead")
         assert r["knob"] > 0 and r["passages"] == 4 and r["tokens"] <= r["padded_tokens"]
     assert all(r["pairs"] == 4 and r["model"] > 0 for r in rows["ce"])
+    assert all(r["prior"] == 0.0 for r in rows["ce"])  # a plain cross-encoder has no prior pass
     # the synthetic passages fit one window: the full-text row reads as many pairs, and never
     # fewer tokens than the truncated one
     for r, f in zip(rows["ce"], rows["ce_full"]):
