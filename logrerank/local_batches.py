@@ -3,9 +3,11 @@
 The windows are grouped into length-bucketed batches (:func:`logrerank.tokenize.batches`), each
 batch runs through the :class:`~logrerank.local.LocalScorer`, and the per-sentence outputs are
 gathered into node order. In isolated mode the query-independent lower layers may come from a
-:class:`~logrerank.segment_cache.SegmentCache`: one per call (every segment encoded alone), or
-one kept across calls, whose fully cached windows run as separate batches that skip the frozen
-layers while the other windows' states are harvested into it.
+:class:`~logrerank.segment_cache.SegmentCache`: one per call, or one kept across calls. With
+packed rows (``LocalConfig.pack_length``) every new segment of the call is first computed into
+it, packed over the whole call (:meth:`SegmentCache.prefill`), and every window then skips the
+frozen layers; without, the kept cache's fully cached windows run as separate batches that skip
+them while the other windows' states are harvested into it.
 """
 
 from __future__ import annotations
@@ -91,12 +93,24 @@ def run_local(
     P = num_passages
     intent_sum, intent_cnt = torch.zeros(P, 3), torch.zeros(P)
     cached_windows = (0, 0)
+    if kept is not None:  # windows whose sentences were all cached before this call
+        warm = [i for i, w in enumerate(windows) if kept.covers(w)]
+        cached_windows = (len(warm), len(windows))
+    store = cache if cache is not None else kept
+    if store is not None and config.pack_length:  # every new segment of the call, packed once
+        with autocast():
+            store.prefill(
+                windows,
+                config.pack_length,
+                rows=max(1, config.batch_tokens // config.pack_length),
+                long_tokens=config.batch_tokens,
+            )
+        budget.check()
+        warm = list(range(len(windows)))  # every window now skips the frozen layers
     plan = [
         (group, False) for group in batches(windows, config.batch_tokens, config.max_batch_windows)
     ]
-    if kept is not None:  # windows whose sentences are all cached skip the frozen layers
-        warm = [i for i, w in enumerate(windows) if kept.covers(w)]
-        cached_windows = (len(warm), len(windows))
+    if kept is not None:  # fully cached windows skip the frozen layers; the others harvest
         cold = sorted(set(range(len(windows))) - set(warm))
         plan = [
             ([ids[i] for i in group], is_warm)

@@ -16,6 +16,37 @@ from torch import Tensor
 PACK_ROW_MULTIPLE = 8  # packed row counts are rounded up to this when pad_multiple > 1
 
 
+def first_fit_decreasing(lengths: list[int], width: int) -> list[list[int]]:
+    """Bin packing of items of ``lengths`` into rows of ``width`` slots, first fit decreasing.
+
+    Items are taken longest first (ties in input order) and each goes into the first row with
+    room for it, or opens a new row. FFD never uses more than ``11/9 OPT + 6/9`` rows (Dosa
+    2007); on sentence lengths of scientific abstracts and rows of 128 tokens it fills about
+    97 % of the slots (bench/README.md), where next fit in reading order filled about 70 %.
+
+    Args:
+        lengths: item sizes, each at most ``width``.
+        width: row capacity.
+
+    Returns:
+        The rows, each a list of item indices in the order they were placed.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])  # stable: ties keep input order
+    rows: list[list[int]] = []
+    free: list[int] = []  # room left in each row
+    for i in order:
+        n = lengths[i]
+        for r, room in enumerate(free):
+            if n <= room:
+                rows[r].append(i)
+                free[r] -= n
+                break
+        else:
+            rows.append([i])
+            free.append(width - n)
+    return rows
+
+
 @dataclass
 class PackPlan:
     """Where each real window token of an isolated-mode batch runs in the packed layout.
@@ -40,9 +71,9 @@ class PackPlan:
 def pack_segments(span: Tensor, ids: Tensor, width: int) -> PackPlan:
     """Pack the ``[CLS] x [SEP]`` segments of isolated-mode windows into rows of ``width`` tokens.
 
-    Segments go, in window order, into the current row while they fit (next fit), so a row of
-    ``width`` tokens holds several short sentences and block-diagonal attention over it costs
-    ``width`` per token rather than the window length. Segments longer than ``width`` form a
+    Segments go into rows by :func:`first_fit_decreasing`, so a row of ``width`` tokens holds
+    several short sentences and block-diagonal attention over it costs ``width`` per token
+    rather than the window length. Segments longer than ``width`` form a
     second group, one per row. When every window of the batch starts with the same query
     segment (one question per call), it is packed once and the other windows read its states.
 
@@ -72,22 +103,20 @@ def pack_segments(span: Tensor, ids: Tensor, width: int) -> PackPlan:
         toks = ids[b_idx[at], t_idx[at]]
         if bool((toks == toks[0]).all()):
             canon[q] = q[0]
-    # next-fit packing of the computed segments (plain ints: a few hundred segments)
+    # first-fit-decreasing packing of the computed segments (plain ints: a few hundred)
     lens = lengths.tolist()
     todo = (canon == torch.arange(canon.numel(), device=span.device)).tolist()
     group, row, col = [0] * len(lens), [0] * len(lens), [0] * len(lens)
-    r, used, r_long = 0, 0, 0
-    for i, (n, keep) in enumerate(zip(lens, todo)):
-        if not keep:
-            continue
-        if n > width:
-            group[i], row[i], col[i] = 1, r_long, 0
-            r_long += 1
-            continue
-        if used + n > width:
-            r, used = r + 1, 0
-        group[i], row[i], col[i] = 0, r, used
-        used += n
+    long = [i for i, (n, keep) in enumerate(zip(lens, todo)) if keep and n > width]
+    for r, i in enumerate(long):  # one row each, in window order
+        group[i], row[i] = 1, r
+    short = [i for i, (n, keep) in enumerate(zip(lens, todo)) if keep and n <= width]
+    for r, members in enumerate(first_fit_decreasing([lens[i] for i in short], width)):
+        used = 0
+        for j in members:
+            i = short[j]
+            group[i], row[i], col[i] = 0, r, used
+            used += lens[i]
     dev = span.device
     seg_group = torch.tensor(group, device=dev)[canon]  # [S] group each segment reads from
     seg_row = torch.tensor(row, device=dev)[canon]

@@ -6,6 +6,8 @@ from collections import OrderedDict
 
 import torch
 
+from .packing import first_fit_decreasing
+
 
 class SegmentCache:
     """Isolated-mode cache: per ``[CLS] x [SEP]`` segment (keyed by its token ids), the frozen
@@ -73,6 +75,41 @@ class SegmentCache:
     def clear(self) -> None:
         self.store.clear()
         self.nbytes = 0
+
+    def prefill(self, windows, width: int, rows: int, long_tokens: int) -> None:
+        """Compute every segment of ``windows`` not yet stored, packed across the whole call.
+
+        The distinct new segments are packed into rows of ``width`` tokens by
+        :func:`~logrerank.packing.first_fit_decreasing` over all of them at once, and run
+        ``rows`` rows per :meth:`LocalScorer.encode_segments` call, so only the last call has a
+        partly empty row count; packing batch by batch left about a quarter of the slots empty
+        (bench/README.md). Segments longer than ``width`` run in calls of at most
+        ``long_tokens`` padded tokens. Nothing is evicted here (``max_mb`` applies on the next
+        :meth:`fill`).
+
+        Args:
+            windows: the call's windows (:class:`logrerank.tokenize.Window`).
+            width: tokens per packed row (``LocalConfig.pack_length``).
+            rows: packed rows per call of the frozen layers.
+            long_tokens: padded tokens per call for the segments longer than ``width``.
+        """
+        keys = {tuple(windows[b].input_ids[a:e]) for b, _, a, e in self.segments(windows)}
+        todo = sorted((k for k in keys if k not in self.store), key=len, reverse=True)
+        long = [k for k in todo if len(k) > width]
+        short = [k for k in todo if len(k) <= width]
+        packed = first_fit_decreasing([len(k) for k in short], width)
+        parts = [
+            [short[i] for members in packed[r : r + rows] for i in members]
+            for r in range(0, len(packed), rows)
+        ]
+        i = 0
+        while i < len(long):  # longest first: each call as wide as its first segment
+            n = max(1, long_tokens // len(long[i]))
+            parts.append(long[i : i + n])
+            i += n
+        for part in parts:
+            for k, v in zip(part, self.scorer.encode_segments([list(t) for t in part])):
+                self._put(k, v[0].detach().clone(), v[1].detach().clone())
 
     def fill(self, batch: dict[str, torch.Tensor], windows) -> None:
         """Add ``batch["lower"]`` [B, L, d] and ``batch["prior_emb"]`` [W + M, d] in place."""

@@ -82,9 +82,10 @@ def add_speed_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
     ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
     ap.add_argument(
         "--segment-cache",
-        default="off",
+        default="on",
         choices=["on", "off"],
-        help="on: LoG's frozen isolated layers once per segment (LoGReranker.segment_cache)",
+        help="on (default): LoG's frozen isolated layers once per segment, packed over the whole "
+        "call; off: window batch by window batch (LoGReranker.segment_cache)",
     )
     ap.add_argument(
         "--pack-length",

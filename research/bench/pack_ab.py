@@ -1,6 +1,8 @@
 """Interleaved A/B of ``LocalConfig.pack_length`` on SciFact dev pools (local stage only).
 
-Each pool is encoded once per setting, the settings in turn, after ``--warmup`` untimed pools;
+A setting is a pack length, or ``<pack length>:call`` for the same rows packed over the whole
+call (``LoGReranker.segment_cache``: :meth:`SegmentCache.prefill`) instead of window batch by
+window batch. Each pool is encoded once per setting, the settings in turn, after ``--warmup`` untimed pools;
 the sentence-split memo is emptied before every call so each one pays the same. Prints the
 median local-stage seconds per setting and the largest local-logit difference from the first
 setting (bf16 rounding; in fp32 the layouts agree to 1e-5). ``--profile`` also prints the
@@ -8,6 +10,7 @@ setting (bf16 rounding; in fp32 the layouts agree to 1e-5). ``--profile`` also p
 
     python research/bench/pack_ab.py --pack-lengths 0,64,128,256 --pools 12 --warmup 2
     python research/bench/pack_ab.py --pack-lengths 0 --pools 3 --warmup 1 --profile
+    python research/bench/pack_ab.py --pack-lengths 128:nextfit,128,128:call --pools 22 --warmup 2
 """
 
 from __future__ import annotations
@@ -15,10 +18,27 @@ from __future__ import annotations
 import argparse
 import statistics
 
+from logrerank import packing
 from logrerank.evaluation.speed_inputs import scifact_pools
 from logrerank.memory import freeze_startup_objects
 from logrerank.pipeline import LoGReranker
 from logrerank.segment import clear_cache
+
+
+FFD = packing.first_fit_decreasing
+
+
+def next_fit(lengths: list[int], width: int) -> list[list[int]]:
+    """Rows of next fit in input order (the 0.1.0 rule)."""
+    rows: list[list[int]] = []
+    used = width + 1
+    for i, n in enumerate(lengths):
+        if used + n > width:
+            rows.append([])
+            used = 0
+        rows[-1].append(i)
+        used += n
+    return rows
 
 
 def main() -> None:
@@ -32,18 +52,21 @@ def main() -> None:
     pools = scifact_pools(args.pools, 50, None)
     model = LoGReranker.from_pretrained(args.checkpoint)
     freeze_startup_objects()
-    widths = [int(x) for x in args.pack_lengths.split(",")]
+    widths = args.pack_lengths.split(",")
     local = model.config.local
 
-    def encode(width: int, query: str, passages: list) -> object:
-        local.pack_length = width
+    def encode(setting: str, query: str, passages: list) -> object:
+        width, _, layout = setting.partition(":")
+        local.pack_length = int(width)
+        model.segment_cache = layout == "call"
+        packing.first_fit_decreasing = next_fit if layout == "nextfit" else FFD
         clear_cache()
         return model.encode(query, passages)
 
     for query, passages in pools[: args.warmup]:
         for w in widths:
             encode(w, query, passages)
-    times: dict[int, list[float]] = {w: [] for w in widths}
+    times: dict[str, list[float]] = {w: [] for w in widths}
     diff = {w: 0.0 for w in widths}
     for query, passages in pools[args.warmup :]:
         ref = None
@@ -62,10 +85,8 @@ def main() -> None:
         from torch.profiler import ProfilerActivity, profile
 
         query, passages = pools[-1]
-        local.pack_length = widths[0]
-        clear_cache()
         with profile(activities=[ProfilerActivity.CPU]) as prof:
-            model.encode(query, passages)
+            encode(widths[0], query, passages)
         print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
 
 

@@ -12,7 +12,7 @@ import torch
 from logrerank.config import LocalConfig
 from logrerank.local import LocalScorer
 from logrerank.losses import role_kl_loss
-from logrerank.packing import pack_segments
+from logrerank.packing import first_fit_decreasing, pack_segments
 from logrerank.tokenize import collate, tokenize
 
 QUERY = "Does aspirin reduce the risk of heart attack?"
@@ -133,6 +133,47 @@ def test_segment_cache_gives_the_uncached_forward(iso_scorer, tokenizer) -> None
     assert torch.allclose(plain.role_logits, cached.role_logits, atol=1e-5)
     n_segments = len(tok.windows) + tok.num_nodes
     assert len(cache.store) == n_segments - len(tok.windows) + 1  # one query entry, reused
+
+
+def test_segment_cache_prefill_packs_the_whole_call_in_row_chunks(
+    iso_scorer, tokenizer, monkeypatch
+) -> None:
+    """``SegmentCache.prefill`` computes every distinct segment of a call once, packed first fit
+    decreasing over the whole call, at most ``rows`` rows of ``width`` tokens per frozen-layer
+    call (long segments apart); the filled forward equals the plain one."""
+    from logrerank.segment_cache import SegmentCache
+
+    width, rows = 10, 2  # segment lengths here: 4, 7, 10 and 12 tokens (long)
+    iso_scorer.config = dataclasses.replace(iso_scorer.config, pack_length=width)
+    tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=30, max_query_tokens=8, isolated=True)
+    calls: list[list[int]] = []
+    encode = iso_scorer.encode_segments
+
+    def spy(segments):
+        calls.append([len(t) for t in segments])
+        return encode(segments)
+
+    monkeypatch.setattr(iso_scorer, "encode_segments", spy)
+    cache = SegmentCache(iso_scorer)
+    cache.prefill(tok.windows, width, rows=rows, long_tokens=40)
+    assert len(cache.store) == tok.num_nodes + 1  # every sentence and the query, once
+    assert sum(map(len, calls)) == len(cache.store)
+    assert len(calls) > 1
+    for lens in calls:
+        short = [n for n in lens if n <= width]
+        assert not short or len(short) == len(lens)  # long segments run in calls of their own
+        assert len(first_fit_decreasing(short, width)) <= rows
+        assert sum(lens) <= 40 or short or len(lens) == 1  # long calls within long_tokens
+    assert any(n > width for lens in calls for n in lens)  # the case is exercised
+    plain, _ = iso_scorer(collate(tok.windows))
+    batch = collate(tok.windows)
+    cache.fill(batch, tok.windows)
+    filled, _ = iso_scorer(batch)
+    for f in ("logits", "h_s", "role_logits"):
+        assert torch.allclose(getattr(plain, f), getattr(filled, f), atol=1e-5), f
+    done = len(calls)
+    cache.prefill(tok.windows, width, rows=rows, long_tokens=40)
+    assert len(calls) == done  # everything stored: nothing recomputed
 
 
 def test_pipeline_segment_cache_matches_block_masked_windows(
@@ -270,10 +311,18 @@ def test_pad_multiple_rounds_batch_length_and_keeps_scores(tokenizer, tiny_pipel
     assert torch.allclose(plain.h, padded.h, atol=1e-5)
 
 
-def test_pack_segments_next_fit_query_once_and_long_segments() -> None:
-    """Hand-built batch: two windows with the same 3-token query; segments go in window order
-    into rows of ``width`` tokens while they fit; the second query reads the first's slots; a
-    segment longer than ``width`` runs alone in the second group."""
+def test_first_fit_decreasing_by_hand() -> None:
+    """Longest first, each into the first row with room: 4 | 3 3 | 2 joins the 4. Next fit in
+    input order would need three rows ([3], [4], [3, 2])."""
+    assert first_fit_decreasing([3, 4, 3, 2], 6) == [[1, 3], [0, 2]]
+    assert first_fit_decreasing([], 6) == []
+    assert first_fit_decreasing([6, 6], 6) == [[0], [1]]  # full rows take nothing more
+
+
+def test_pack_segments_first_fit_query_once_and_long_segments() -> None:
+    """Hand-built batch: two windows with the same 3-token query; segments go into rows of
+    ``width`` tokens first fit decreasing; the second query reads the first's slots; a segment
+    longer than ``width`` runs alone in the second group."""
     # window 0: query (span 0) 3 tokens, A (span 2) 4 tokens, B (span 3) 2 tokens
     # window 1: query (span 1) 3 tokens, C (span 4) 6 tokens, 2 pads
     span = torch.tensor([[0, 0, 0, 2, 2, 2, 2, 3, 3, -1, -1], [1, 1, 1, 4, 4, 4, 4, 4, 4, -1, -1]])
@@ -284,11 +333,12 @@ def test_pack_segments_next_fit_query_once_and_long_segments() -> None:
     assert len(plan.groups) == 1
     rows, cols, src, is_long = plan.groups[0]
     assert not is_long
-    # computed: q0 -> row 0 cols 0-2; A -> row 1 cols 0-3; B -> row 1 cols 4-5; C -> row 2 cols 0-5
-    assert rows.tolist() == [0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]
+    # longest first: C -> row 0; A -> row 1 cols 0-3; q0 (3) has no room there -> row 2;
+    # B (2) fills row 1 cols 4-5. Slots listed in token order: q0, A, B, C
+    assert rows.tolist() == [2, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
     assert cols.tolist() == [0, 1, 2, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5]
     assert 9 not in src.tolist()  # the second query is not computed ...
-    assert plan.token_row[9:12].tolist() == [0, 0, 0]  # ... it reads the first one's slots
+    assert plan.token_row[9:12].tolist() == [2, 2, 2]  # ... it reads the first one's slots
     assert plan.token_col[9:12].tolist() == [0, 1, 2]
     long = pack_segments(span, ids, width=5)  # C no longer fits a row: second group
     assert len(long.groups) == 2
