@@ -24,7 +24,6 @@ from logrerank.memory import freeze_startup_objects
 from logrerank.pipeline import LoGReranker
 from logrerank.segment import clear_cache
 
-
 FFD = packing.first_fit_decreasing
 
 
