@@ -103,6 +103,42 @@ def tokenize(
     return Tokenized(windows, node, query_truncated, truncated_nodes)
 
 
+def pad_length(length: int, multiple: int, cap: int | None = None) -> int:
+    """A batch's padded length: ``length`` rounded up to a multiple of ``multiple`` but not
+    past ``cap`` (never below ``length``); ``multiple`` 0 or 1 leaves it unchanged.
+
+    ``pad_length(70, 32, 256) = 96``, ``pad_length(250, 32, 256) = 256``,
+    ``pad_length(300, 32, 256) = 300``. Few distinct batch shapes keep a long-running CPU
+    process's memory flat (oneDNN keeps a primitive per shape; bench/README.md).
+    """
+    if multiple <= 1:
+        return length
+    return max(length, min(-(-length // multiple) * multiple, cap or 10**9))
+
+
+def pad_encoded(
+    enc: dict[str, list[list[int]]],
+    width: int,
+    pad_id: int = 0,
+    left: bool = False,
+    device: torch.device | str = "cpu",
+) -> dict[str, Tensor]:
+    """Pad tokenizer output (``input_ids`` and, where present, ``token_type_ids`` and
+    ``attention_mask``, one list per text) to ``width`` tokens: ``[B, width]`` long tensors.
+    ``input_ids`` are padded with ``pad_id``, the others with 0; ``left`` pads on the left."""
+    out = {}
+    for k in ("input_ids", "token_type_ids", "attention_mask"):
+        if k not in enc:
+            continue
+        fill = pad_id if k == "input_ids" else 0
+        rows = []
+        for row in enc[k]:
+            pad = [fill] * (width - len(row))
+            rows.append(pad + list(row) if left else list(row) + pad)
+        out[k] = torch.tensor(rows, dtype=torch.long, device=device)
+    return out
+
+
 def collate(
     windows: list[Window],
     device: torch.device | str = "cpu",
@@ -120,9 +156,9 @@ def collate(
         position_ids ``[B, L]`` for isolated-segment windows only. With ``pad_multiple`` > 1,
         L is rounded up to a multiple of it, but not past ``max_length``.
     """
-    B, L = len(windows), max(len(w.input_ids) for w in windows)
-    if pad_multiple > 1:  # a few fixed lengths instead of one per batch (padding is never pooled)
-        L = max(L, min(-(-L // pad_multiple) * pad_multiple, max_length or 10**9))
+    B = len(windows)
+    # a few fixed lengths instead of one per batch (padding is never pooled)
+    L = pad_length(max(len(w.input_ids) for w in windows), pad_multiple, max_length)
     ids = torch.zeros(B, L, dtype=torch.long)
     types = torch.zeros(B, L, dtype=torch.long)
     mask = torch.zeros(B, L, dtype=torch.long)

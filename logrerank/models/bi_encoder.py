@@ -10,6 +10,12 @@ import torch
 import torch.nn.functional as F
 
 from .. import backbone as bb
+from ..tokenize import pad_encoded, pad_length
+
+PAD_MULTIPLE = 32
+"""Default ``pad_multiple`` of the bi-encoder and the cross-encoder, in tokens: few distinct
+batch shapes keep a long-running process's memory flat (bench/README.md, "Resident memory of
+the cross-encoder")."""
 
 
 class BiEncoder:
@@ -21,6 +27,8 @@ class BiEncoder:
         batch_size: texts per forward pass.
         device: "auto", "cpu", "cuda".
         precision: "auto" (bf16 where supported), "bf16" or "fp32".
+        pad_multiple: pad each batch's length up to a multiple of this, at most ``max_length``
+            (0 or 1: to its longest text only; padding is masked out of the mean).
     """
 
     def __init__(
@@ -30,12 +38,14 @@ class BiEncoder:
         batch_size: int = 16,
         device: str = "auto",
         precision: str = "auto",
+        pad_multiple: int = PAD_MULTIPLE,
     ):
         self.device = bb.pick_device(device)
         self.tokenizer = bb.load_tokenizer(model_name_or_path)
         self.model = bb.load_encoder(model_name_or_path).to(self.device).eval()
         self.max_length, self.batch_size = max_length, batch_size
         self.dtype = bb.autocast_dtype(self.device, precision)
+        self.pad_multiple = max(0, int(pad_multiple))
 
     @torch.inference_mode()
     def embed(self, texts: list[str]) -> torch.Tensor:
@@ -44,13 +54,11 @@ class BiEncoder:
         out = torch.zeros(len(texts), self.model.config.hidden_size)
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
-            enc = self.tokenizer(
-                [texts[i] for i in idx],
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self.device)
+            batch = [texts[i] for i in idx]
+            enc = self.tokenizer(batch, truncation=True, max_length=self.max_length)
+            width = pad_length(max(map(len, enc["input_ids"])), self.pad_multiple, self.max_length)
+            pad_id = self.tokenizer.pad_token_id or 0
+            enc = pad_encoded(enc, width, pad_id, device=self.device)
             with bb.autocast(self.device, self.dtype):
                 h = self.model(**enc).last_hidden_state.float()  # [b, L, d]
             m = enc["attention_mask"].unsqueeze(-1).float()

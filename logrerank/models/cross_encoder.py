@@ -39,7 +39,9 @@ from ..backbone import (
 from ..memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
 from ..resources import checkpoint_dir
 from ..runtime.ce_runtime import classifier_runtime
+from ..tokenize import pad_encoded, pad_length
 from ..types import Passage
+from .bi_encoder import PAD_MULTIPLE
 from .ce_prior import BiEncoderPrior, calibration_from_meta, lexical_from_meta, prior_from_meta
 from .cross_encoder_folder import cap_length as _cap_length
 from .cross_encoder_folder import read_json as _read_json
@@ -129,6 +131,8 @@ class CrossEncoder:
             None (torch); ``runtime_warning`` says why a requested runtime fell back to torch.
         trim_budget_mb: growth of the resident memory within one :meth:`predict` above which
             the heap is trimmed after a batch (:class:`~logrerank.memory.HeapBudget`).
+        pad_multiple: each batch is padded to a multiple of this many tokens (at most
+            ``max_length``); see ``__init__``.
         prior: the bi-encoder prior added to every logit
             (:class:`~logrerank.models.ce_prior.BiEncoderPrior`) of a prior-anchored delta
             checkpoint, else None.
@@ -141,6 +145,7 @@ class CrossEncoder:
     """
 
     trim_budget_mb: float = TRIM_BUDGET_MB
+    pad_multiple: int = PAD_MULTIPLE
 
     @property
     def runtime(self) -> str:
@@ -156,6 +161,7 @@ class CrossEncoder:
         precision: str = "auto",
         batch_size: int = 32,
         runtime: str = "torch",
+        pad_multiple: int = PAD_MULTIPLE,
     ) -> None:
         """Load a cross-encoder offline.
 
@@ -173,6 +179,11 @@ class CrossEncoder:
             runtime: ``"torch"``, or ONNX Runtime on CPU: ``"onnx"`` (float32) or
                 ``"onnx-int8"`` (:mod:`logrerank.runtime`; falls back to torch with a warning,
                 :attr:`runtime_warning`, where it cannot run).
+            pad_multiple: pad each batch's length up to a multiple of this (0 or 1: to its
+                longest pair only). Few distinct shapes keep a long-running process's memory
+                flat: oneDNN keeps one primitive per shape it has seen (bench/README.md,
+                "Resident memory of the cross-encoder"); the attention mask makes the padding
+                inert.
 
         Raises:
             CrossEncoderError: the model or tokenizer cannot be loaded offline.
@@ -186,6 +197,7 @@ class CrossEncoder:
         self.autocast = autocast_dtype(self.device, precision)
         self.precision = precision
         self.batch_size = int(batch_size)
+        self.pad_multiple = max(0, int(pad_multiple))
 
         if model_name_or_path in (None, ""):
             ckpt = default_checkpoint_dir()
@@ -279,25 +291,18 @@ class CrossEncoder:
             max_length=self.max_length,
             padding=False,
         )
-        keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
         lengths = [len(ids) for ids in enc["input_ids"]]
         order = sorted(range(len(queries)), key=lambda i: (lengths[i], i))
         pad_id = self.tokenizer.pad_token_id or 0
         left = getattr(self.tokenizer, "padding_side", "right") == "left"
+        keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
         out = [0.0] * len(queries)
         budget = HeapBudget(self.trim_budget_mb)
         for b in range(0, len(order), self.batch_size):
             idx = order[b : b + self.batch_size]
-            width = max(lengths[i] for i in idx)
-            batch = {}
-            for k in keys:
-                fill = pad_id if k == "input_ids" else 0
-                rows = []
-                for i in idx:
-                    row = list(enc[k][i])
-                    pad = [fill] * (width - len(row))
-                    rows.append(pad + row if left else row + pad)
-                batch[k] = torch.tensor(rows, dtype=torch.long, device=self.device)
+            width = pad_length(max(lengths[i] for i in idx), self.pad_multiple, self.max_length)
+            rows = {k: [enc[k][i] for i in idx] for k in keys}
+            batch = pad_encoded(rows, width, pad_id, left, self.device)
             if self.runtime_backend is not None:
                 logits = self.runtime_backend.logits(batch)
             else:

@@ -142,6 +142,24 @@ def test_predict_deterministic_and_batch_size_independent(tiny_ce):
     assert len(set(round(x, 6) for x in ref)) > 1  # not a constant model
 
 
+def test_padding_to_a_multiple_changes_no_logit_and_bounds_the_shapes(tiny_ce_dir, monkeypatch):
+    """pad_multiple pads each batch to a multiple of 32 tokens (at most max_length): the attention
+    mask makes it inert, and the model sees only a few distinct widths."""
+    pairs = [(QUERY, pair_text(p)) for p in PASSAGES] + [("short", "x"), ("q " * 40, "y " * 300)]
+    exact = CrossEncoder(tiny_ce_dir, device="cpu", precision="fp32", pad_multiple=0)
+    padded = CrossEncoder(tiny_ce_dir, device="cpu", precision="fp32", batch_size=2)
+    assert padded.pad_multiple == 32  # the default
+    widths: list[int] = []
+    forward = padded.model.forward
+    monkeypatch.setattr(
+        padded.model,
+        "forward",
+        lambda **kw: widths.append(kw["input_ids"].shape[1]) or forward(**kw),
+    )
+    assert padded.predict(pairs) == pytest.approx(exact.predict(pairs), abs=1e-5)
+    assert widths and all(w % 32 == 0 and w <= padded.max_length for w in widths)
+
+
 def test_predict_empty(tiny_ce):
     assert tiny_ce.predict([]) == []
 

@@ -14,7 +14,7 @@ from logrerank.global_model import GlobalReranker
 from logrerank.graph import build_graph
 from logrerank.local import LocalScorer
 from logrerank.losses import preference_pairs
-from logrerank.tokenize import Window, batches, collate, tokenize
+from logrerank.tokenize import Window, batches, collate, pad_encoded, pad_length, tokenize
 
 QUERY = "Does aspirin reduce the risk of heart attack?"
 
@@ -114,6 +114,23 @@ def test_collate_span_ids() -> None:
     assert b["token_type_ids"][1].tolist() == [0, 0, 0, 1, 1, 1, 1, 0, 0]
     assert b["sent_window"].tolist() == [0, 0, 1]
     assert b["nodes"].tolist() == [0, 1, 2]
+
+
+def test_pad_length_and_pad_encoded_by_hand() -> None:
+    assert pad_length(70, 32, 256) == 96
+    assert pad_length(96, 32, 256) == 96
+    assert pad_length(250, 32, 256) == 256  # capped at max_length
+    assert pad_length(300, 32, 256) == 300  # never below the batch's own length
+    assert pad_length(70, 0, 256) == pad_length(70, 1) == 70
+    assert pad_length(70, 32) == 96  # no cap
+    enc = {"input_ids": [[1, 5, 2], [1, 2]], "attention_mask": [[1, 1, 1], [1, 1]]}
+    right = pad_encoded(enc, 4, pad_id=9)
+    assert right["input_ids"].tolist() == [[1, 5, 2, 9], [1, 2, 9, 9]]
+    assert right["attention_mask"].tolist() == [[1, 1, 1, 0], [1, 1, 0, 0]]
+    assert "token_type_ids" not in right
+    left = pad_encoded(enc, 4, pad_id=9, left=True)
+    assert left["input_ids"].tolist() == [[9, 1, 5, 2], [9, 9, 1, 2]]
+    assert left["input_ids"].dtype == torch.long
 
 
 def test_batches_bound_windows_and_tokens() -> None:

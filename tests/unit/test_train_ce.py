@@ -132,6 +132,16 @@ def test_teacher_scores_and_hard_negatives(tiny_base):
     assert teacher_negatives(teacher, "insulin", texts, 0) == []
 
 
+def test_bi_encoder_padding_to_a_multiple_changes_no_embedding(tiny_base):
+    from logrerank.models.bi_encoder import BiEncoder
+
+    texts = ["insulin", "graphene sheets " * 9, "a", "insulin resistance in muscle " * 20]
+    exact = BiEncoder(str(tiny_base), device="cpu", precision="fp32", pad_multiple=0)
+    padded = BiEncoder(str(tiny_base), device="cpu", precision="fp32", batch_size=2)
+    assert padded.pad_multiple == 32
+    assert torch.allclose(padded.embed(texts), exact.embed(texts), atol=1e-5)
+
+
 def test_group_loss_listwise_uniform_over_golds():
     logits = torch.tensor([2.0, 2.0, -1.0, 0.0])
     labels = torch.tensor([1.0, 1.0, 0.0, 0.0])
