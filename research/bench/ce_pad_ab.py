@@ -6,6 +6,10 @@ rotating order, at passage level (title + 1,000 characters) and ``full`` (every 
 the median seconds per setting and level and the largest logit change against the first setting.
 
     python research/bench/ce_pad_ab.py --pools 12 --warmup 2 --pad-multiples 0,32
+    python research/bench/ce_pad_ab.py --quality citint --levels passage --pad-multiples 0,32
+
+``--quality BENCH`` scores every dev query of ``BENCH`` (``scifact``, ``citint``) instead and
+prints passage nDCG@10 per setting (no timing).
 """
 
 from __future__ import annotations
@@ -33,11 +37,15 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--pad-multiples", default="0,32")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--quality", default=None, help="benchmark for an nDCG@10 comparison")
+    ap.add_argument("--levels", default="passage,full")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     pads = [int(x) for x in args.pad_multiples.split(",")]
     ce = CrossEncoder()
-    levels = ("passage", "full")
+    levels = tuple(args.levels.split(","))
+    if args.quality:
+        return _quality(ce, args.quality, pads, levels)
     times = {(m, lv): [] for m in pads for lv in levels}
     change = {(m, lv): 0.0 for m in pads for lv in levels}
     for i, (query, passages) in enumerate(scifact_pools(args.pools + args.warmup, 50, None)):
@@ -60,6 +68,28 @@ def main() -> None:
         print(
             f"pad_multiple {m:>3} {lv:>7}: median {statistics.median(ts):.3f} s over {len(ts)}"
             f" pools; max score change vs {pads[0]}: {change[(m, lv)]:.4f}"
+        )
+
+
+def _quality(ce: CrossEncoder, bench: str, pads: list[int], levels: tuple[str, ...]) -> None:
+    """Passage nDCG@10 of every setting on the whole dev set of ``bench``."""
+    from logrerank.data.pools import load_benchmark
+    from logrerank.evaluation.metrics import ndcg_at_k
+
+    examples, _ = load_benchmark(bench)
+    got = {(m, lv): [] for m in pads for lv in levels}
+    for ex in examples:
+        passages = [{"title": d.title, "text": d.text} for d in ex.candidates]
+        ids = [d.doc_id for d in ex.candidates]
+        for lv in levels:
+            for m in pads:
+                _set_pad(ce, m)
+                r = CrossEncoderRanker(ce, level=lv).rank(ex.query, passages)
+                ranked = [ids[i] for i in r.passage_order()]
+                got[(m, lv)].append(ndcg_at_k(ranked, ex.gold_doc_ids, 10))
+    for (m, lv), vals in got.items():
+        print(
+            f"{bench} {lv} pad_multiple {m}: nDCG@10 {100 * sum(vals) / len(vals):.2f} ({len(vals)} queries)"
         )
 
 
