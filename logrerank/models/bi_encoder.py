@@ -14,8 +14,8 @@ from ..tokenize import pad_encoded, pad_length
 
 PAD_MULTIPLE = 32
 """Default ``pad_multiple`` of the bi-encoder and the cross-encoder, in tokens: few distinct
-batch shapes keep a long-running process's memory flat (bench/README.md, "Resident memory of
-the cross-encoder")."""
+batch shapes keep a long-running process's memory flat (bench/README.md, "Cross-encoder
+batches padded to multiples of 32 tokens")."""
 
 
 class BiEncoder:
@@ -52,12 +52,12 @@ class BiEncoder:
         """``[len(texts), d]`` unit-norm embeddings (length-sorted batches)."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = torch.zeros(len(texts), self.model.config.hidden_size)
+        pad_id = self.tokenizer.pad_token_id or 0
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
             batch = [texts[i] for i in idx]
             enc = self.tokenizer(batch, truncation=True, max_length=self.max_length)
             width = pad_length(max(map(len, enc["input_ids"])), self.pad_multiple, self.max_length)
-            pad_id = self.tokenizer.pad_token_id or 0
             enc = pad_encoded(enc, width, pad_id, device=self.device)
             with bb.autocast(self.device, self.dtype):
                 h = self.model(**enc).last_hidden_state.float()  # [b, L, d]

@@ -182,8 +182,8 @@ class CrossEncoder:
             pad_multiple: pad each batch's length up to a multiple of this (0 or 1: to its
                 longest pair only). Few distinct shapes keep a long-running process's memory
                 flat: oneDNN keeps one primitive per shape it has seen (bench/README.md,
-                "Resident memory of the cross-encoder"); the attention mask makes the padding
-                inert.
+                "Cross-encoder batches padded to multiples of 32 tokens"); the attention mask
+                makes the padding inert.
 
         Raises:
             CrossEncoderError: the model or tokenizer cannot be loaded offline.
@@ -291,11 +291,11 @@ class CrossEncoder:
             max_length=self.max_length,
             padding=False,
         )
+        keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
         lengths = [len(ids) for ids in enc["input_ids"]]
         order = sorted(range(len(queries)), key=lambda i: (lengths[i], i))
         pad_id = self.tokenizer.pad_token_id or 0
         left = getattr(self.tokenizer, "padding_side", "right") == "left"
-        keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
         out = [0.0] * len(queries)
         budget = HeapBudget(self.trim_budget_mb)
         for b in range(0, len(order), self.batch_size):
