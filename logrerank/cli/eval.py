@@ -16,6 +16,9 @@ def load_eval_examples(args: argparse.Namespace):
     """
     from ..data import pools, read_citation_integrity, read_hotpotqa, read_musique, read_scifact
 
+    user = _load_user_collection(args)
+    if user is not None:
+        return user
     if args.claims or args.corpus:
         if not (args.claims and args.corpus):
             raise InputError("--claims and --corpus go together (SciFact format)")
@@ -46,11 +49,50 @@ def load_eval_examples(args: argparse.Namespace):
     return stats.get("benchmark", args.benchmark), examples, stats
 
 
+def _load_user_collection(args: argparse.Namespace):
+    """``(name, examples, stats)`` of ``--beir DIR`` or ``--run/--qrels/--corpus/--queries``.
+
+    Returns:
+        None when neither is asked for.
+
+    Raises:
+        InputError: options mixed with another source, or a bad folder or file.
+    """
+    from ..data.beir import load_beir, load_trec_collection
+
+    beir = getattr(args, "beir", None)
+    trec = [getattr(args, a, None) for a in ("run", "qrels", "queries")]
+    if not beir and not any(trec):
+        return None
+    if args.claims or args.file or args.benchmark:
+        raise InputError("--beir / --run --qrels take no --benchmark, --claims or --file")
+    options = {
+        "depth": args.depth,
+        "insert_gold": args.insert_gold,
+        "sentence_qrels": args.sentence_qrels,
+    }
+    if beir:
+        if args.qrels or args.queries or args.corpus:
+            raise InputError("--beir DIR reads DIR's corpus, queries and qrels (no --corpus etc.)")
+        split = args.split or "test"
+        examples, stats = load_beir(beir, split, run=args.run, **options)
+    else:
+        if not all([*trec, args.corpus]):
+            raise InputError("--run, --qrels, --corpus and --queries go together (TREC files)")
+        examples, stats = load_trec_collection(
+            args.run, args.qrels, args.corpus, args.queries, **options
+        )
+    if args.limit:
+        examples = examples[: args.limit]
+    return stats["benchmark"], examples, stats
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Rank every query with every ranker, print the metrics table, write results if asked."""
     import time
 
     from ..baselines.twin import TWIN_NAME
+    from ..data.pools import COVERAGE_KS
     from ..evaluation.evaluate import MULTI_HOP, evaluate, results_markdown, write_results
     from ..rankers import Models, build_rankers
 
@@ -71,6 +113,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     )
     if TWIN_NAME in names:
         models.twin  # noqa: B018 - a missing twin checkpoint fails here, before any pool is built
+    save_runs = getattr(args, "save_runs", False)
+    if save_runs and not args.out:
+        raise InputError("--save-runs writes OUT/runs/<ranker>.trec: pass --out OUT")
     name, examples, stats = load_eval_examples(args)
     if not examples:
         raise InputError("no queries to evaluate")
@@ -97,10 +142,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
         stage_fp if stage_fp != "auto" else ("bm25" if name in MULTI_HOP else "first-pass")
     )
     rankers = build_rankers(names, models)
-    coverage = (2, 3, 5) if name in MULTI_HOP else ()
+    coverage = COVERAGE_KS.get(name, ())
 
     t0 = time.perf_counter()
-    result = evaluate(examples, rankers, k=args.k, coverage_ks=coverage, progress=not args.quiet)
+    result = evaluate(
+        examples,
+        rankers,
+        k=args.k,
+        coverage_ks=coverage,
+        progress=not args.quiet,
+        keep_rankings=save_runs,
+    )
+    rankings = result.pop("rankings", None)
     meta = {
         "benchmark": name,
         "queries": len(examples),
@@ -119,13 +172,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "passage_cache_mb": passage_cache_mb,
         "pool_stats": {k: v for k, v in stats.items() if not isinstance(v, (list, dict))},
     }
+    if save_runs:
+        meta["runs"] = [f"runs/{n}.trec" for n in names]
     print(results_markdown(result, args.k, coverage))
     for rname, ws in result["warnings"].items():
         for w in ws:
             print(f"warning ({rname}): {w}")
+    for key, what in (
+        ("queries_without_relevant", "have no relevant passage in the qrels"),
+        ("queries_without_candidates", "are not in the first-stage run"),
+    ):
+        if stats.get(key):
+            print(f"note: {stats[key]} judged queries {what}; they score 0 (as in trec_eval)")
     if args.out:
         j, m = write_results(args.out, result, meta, args.k, coverage)
         print(f"wrote {j} and {m}")
+    if rankings is not None:
+        from ..evaluation.runs import write_runs
+
+        files = write_runs(args.out, rankings)
+        print(f"wrote {len(files)} run files under {files[0].parent}")
     return 0
 
 
@@ -144,10 +210,44 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from .rerank import add_runtime_argument
 
     e = sub.add_parser("eval", help="evaluate rankers on a benchmark (same pools for all)")
-    e.add_argument("--benchmark", "-b", help="scifact, citint, pubmedqa, hotpotqa, musique")
+    e.add_argument(
+        "--benchmark",
+        "-b",
+        help="scifact, citint, pubmedqa, hotpotqa, musique, evinf (Evidence Inference 2.0; "
+        "--split validation for choices), scisumm (CL-SciSumm 2019)",
+    )
     e.add_argument("--split", help="split (default: scifact/citint dev, pubmedqa test, ...)")
     e.add_argument("--claims", help="SciFact-format claims file (with --corpus)")
-    e.add_argument("--corpus", help="SciFact-format corpus file (with --claims)")
+    e.add_argument(
+        "--corpus", help="corpus JSONL: SciFact format (with --claims) or _id/title/text (--run)"
+    )
+    e.add_argument(
+        "--beir",
+        metavar="DIR",
+        help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (--split, default test)",
+    )
+    e.add_argument(
+        "--run",
+        help="first-stage TREC run giving the candidates (with --beir, or --qrels/--corpus/--queries)",
+    )
+    e.add_argument("--qrels", help="qrels of a TREC collection (TREC or BEIR TSV layout)")
+    e.add_argument("--queries", help="queries of a TREC collection (JSONL or qid<TAB>text)")
+    e.add_argument(
+        "--depth", type=int, default=50, help="candidates per query: run or BM25 top (50)"
+    )
+    e.add_argument(
+        "--insert-gold",
+        action="store_true",
+        help="user data: insert relevant passages the first stage missed (the paper's pool rule)",
+    )
+    e.add_argument(
+        "--sentence-qrels",
+        help="sentence qrels: query-id corpus-id sentence-index [score] (default for --beir: "
+        "qrels/<split>.sentences.tsv when present)",
+    )
+    e.add_argument(
+        "--save-runs", action="store_true", help="write OUT/runs/<ranker>.trec (TREC runs)"
+    )
     e.add_argument("--file", help="HotpotQA / MuSiQue format file (with --benchmark)")
     e.add_argument("--data-root", help="data folder (default $LOGRERANK_DATA or ../shared/data)")
     e.add_argument("--rankers", "-r", default="first-pass,bm25,bi-encoder,evidence-graph")

@@ -82,6 +82,10 @@ class Example:
             docs whose source carries role labels appear (PubMedQA).
         meta: Dataset-specific extras (labels, answers, hop structure, ...); every reader sets
             ``meta["dataset"]``.
+        gold_gains: Graded relevance, ``doc_id -> grade`` of every judged passage (zero and
+            negative grades included), used as the nDCG gain ``max(grade, 0)``. Empty (the
+            default) means binary relevance over ``gold_doc_ids``. Set by the user-collection
+            readers (:mod:`logrerank.data.beir`).
     """
 
     qid: str
@@ -91,6 +95,7 @@ class Example:
     gold_sentences: dict[str, list[int]] = field(default_factory=dict)
     roles: dict[str, list[str | None]] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    gold_gains: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -3,6 +3,11 @@
 Passage-level metrics use each ranker's passage order (a sentence ranker ranks a passage by its
 best sentence). Sentence-level metrics use the dataset's own sentence units (passages are passed
 with their given ``sentences``), so gold sentence ids match node ids exactly.
+
+User collections (:mod:`logrerank.data.beir`) add graded gains (``Example.gold_gains``, used by
+nDCG) and may hold queries that score 0 on every metric, as ``trec_eval`` and ``ir_measures``
+score them: judged queries without a relevant passage, and queries without candidates (absent
+from the first-stage run; nobody ranks them).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ def evaluate(
     k: int = 10,
     coverage_ks: tuple[int, ...] = (),
     progress: bool = True,
+    keep_rankings: bool = False,
 ) -> dict[str, Any]:
     """Run every ranker on every example.
 
@@ -34,19 +40,33 @@ def evaluate(
         k: metric cut-off.
         coverage_ks: complete-coverage cut-offs (multi-hop benchmarks).
         progress: show a tqdm progress bar.
+        keep_rankings: also return each ranker's passage order per query (every candidate,
+            best first; a candidate the ranker left out, over a limit, follows in pool order,
+            and the metrics see the same list).
 
     Returns:
-        ``{"summary": {ranker: {...}}, "per_query": {ranker: [...]}, "warnings": [...]}``; summary
-        metrics are macro-averaged percentages, ``sec_per_query`` is the mean wall time (for LoG
-        rankers, the sum of their stage timings, since the ablations share one encoding).
+        ``{"summary": {ranker: {...}}, "per_query": {ranker: [...]}, "warnings": [...]}``, plus
+        ``"rankings": {ranker: {qid: [doc ids]}}`` with ``keep_rankings``; summary metrics are
+        macro-averaged percentages, ``sec_per_query`` is the mean wall time over the ranked
+        queries (for LoG rankers, the sum of their stage timings, since the ablations share one
+        encoding).
     """
     from tqdm.auto import tqdm
 
     per_query: dict[str, list[dict[str, Any]]] = {n: [] for n in rankers}
+    rankings: dict[str, dict[str, list[str]]] = {n: {} for n in rankers}
     warnings: dict[str, set[str]] = {n: set() for n in rankers}
+    zero = {f"recall@{k}": 0.0, f"map@{k}": 0.0, f"ndcg@{k}": 0.0}
+    zero.update({f"coverage@{c}": 0.0 for c in coverage_ks})
     for ex in tqdm(examples, desc="queries", disable=not progress):
+        if not ex.candidates:  # nothing to rank: every metric is 0, as trec_eval scores it
+            for name in rankers:
+                row = {"qid": ex.qid, "seconds": 0.0, "passage": dict(zero), "unranked": True}
+                per_query[name].append(row)
+            continue
         passages = example_passages(ex)
         gold_p = set(ex.gold_doc_ids)
+        gains = ex.gold_gains or None
         gold_s = {(d, j) for d, js in ex.gold_sentences.items() for j in js}
         for name, ranker in rankers.items():
             t0 = time.perf_counter()
@@ -56,8 +76,17 @@ def evaluate(
                 seconds = ranking.timings["total"]
             warnings[name].update(w for w in ranking.warnings if "untrained" not in w)
             ids = [ex.candidates[i].doc_id for i in ranking.passage_order()]
+            if len(ids) < len(ex.candidates):  # a candidate left out (over a limit) ranks last
+                ranked = set(ids)
+                ids += [d.doc_id for d in ex.candidates if d.doc_id not in ranked]
+            if keep_rankings:
+                rankings[name][ex.qid] = ids
             row: dict[str, Any] = {"qid": ex.qid, "seconds": seconds}
-            row["passage"] = evaluate_query(ids, gold_p, ks=(k,), coverage_ks=coverage_ks)
+            row["passage"] = (
+                evaluate_query(ids, gold_p, ks=(k,), coverage_ks=coverage_ks, gains=gains)
+                if gold_p
+                else dict(zero)  # judged, but nothing relevant: 0, as trec_eval scores it
+            )
             if gold_s and ranking.sentences:
                 sids = [
                     (ex.candidates[s.passage_idx].doc_id, s.sent_idx) for s in ranking.sentences
@@ -73,13 +102,21 @@ def evaluate(
             "passage": macro_average([r["passage"] for r in rows]) if rows else {},
             "sentence": macro_average(sent) if sent else None,
             "sentence_queries": len(sent),
-            "sec_per_query": statistics.mean(r["seconds"] for r in rows) if rows else 0.0,
+            "sec_per_query": statistics.mean(timed) if (timed := _timed(rows)) else 0.0,
         }
-    return {
+    result = {
         "summary": summary,
         "per_query": per_query,
         "warnings": {n: sorted(w) for n, w in warnings.items() if w},
     }
+    if keep_rankings:
+        result["rankings"] = rankings
+    return result
+
+
+def _timed(rows: list[dict[str, Any]]) -> list[float]:
+    """The wall times of the queries that were ranked."""
+    return [r["seconds"] for r in rows if not r.get("unranked")]
 
 
 def results_markdown(result: dict[str, Any], k: int, coverage_ks: tuple[int, ...] = ()) -> str:

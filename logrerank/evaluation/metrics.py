@@ -1,7 +1,8 @@
 """Ranking evaluation metrics as defined in the LoG-Reranker paper (Appendix A).
 
 All functions are pure and evaluate one ranked list for one query against its
-set of gold (relevant) ids, with binary relevance.
+set of gold (relevant) ids, with binary relevance; :func:`ndcg_at_k` and
+:func:`evaluate_query` also take graded gains (user collections with graded qrels).
 
 Notation used throughout the docstrings:
 
@@ -158,13 +159,18 @@ def average_precision_at_k(
     return total / min(len(gold), k)
 
 
-def _dcg(labels: Iterable[int]) -> float:
+def _dcg(labels: Iterable[float]) -> float:
     """``sum_i g_i / log2(i + 1)`` over 1-based ranks."""
     return sum(g / math.log2(i + 1) for i, g in enumerate(labels, start=1))
 
 
-def ndcg_at_k(ranked_ids: Sequence[Hashable], gold_ids: Iterable[Hashable], k: int) -> float:
-    """Normalised discounted cumulative gain at cut-off k, binary relevance.
+def ndcg_at_k(
+    ranked_ids: Sequence[Hashable],
+    gold_ids: Iterable[Hashable],
+    k: int,
+    gains: Mapping[Hashable, float] | None = None,
+) -> float:
+    """Normalised discounted cumulative gain at cut-off k.
 
     ``DCG@k = sum_{i=1..k} g_i / log2(i + 1)``
 
@@ -173,10 +179,18 @@ def ndcg_at_k(ranked_ids: Sequence[Hashable], gold_ids: Iterable[Hashable], k: i
 
     ``nDCG@k = DCG@k / IDCG@k``
 
+    With ``gains`` (graded relevance), ``g_i`` is the gain of the id at rank ``i``
+    (``max(gains[id], 0)``; 0 for an id without one; a repeat scores 0) and the ideal
+    ordering puts the ``k`` largest gains of ``gains`` first: linear gains, the
+    convention of ``trec_eval`` and ``ir_measures``' ``nDCG``. Binary relevance is
+    the case of every gold id having gain 1.
+
     Args:
         ranked_ids: Ids in ranked order, best first.
         gold_ids: Gold (relevant) ids of the query.
         k: Cut-off, an integer >= 1.
+        gains: Optional ``id -> graded gain`` of the judged ids (all judged ids, retrieved
+            or not); ``None`` for binary relevance over ``gold_ids``.
 
     Returns:
         A value in [0, 1].
@@ -186,8 +200,19 @@ def ndcg_at_k(ranked_ids: Sequence[Hashable], gold_ids: Iterable[Hashable], k: i
     """
     _check_k(k)
     gold = _gold_set(gold_ids)
-    ideal = _dcg([1] * min(len(gold), k))
-    return _dcg(_labels(ranked_ids, gold, k)) / ideal
+    if gains is None:
+        ideal = _dcg([1] * min(len(gold), k))
+        return _dcg(_labels(ranked_ids, gold, k)) / ideal
+    positive = {d: float(g) for d, g in gains.items() if g > 0}
+    ideal = _dcg(sorted(positive.values(), reverse=True)[:k])
+    if ideal <= 0:
+        raise ValueError("gains hold no positive gain; the query cannot be evaluated")
+    seen: set[Hashable] = set()
+    labels = []
+    for doc_id in ranked_ids[:k]:
+        labels.append(0.0 if doc_id in seen else positive.get(doc_id, 0.0))
+        seen.add(doc_id)
+    return _dcg(labels) / ideal
 
 
 def coverage_at_k(ranked_ids: Sequence[Hashable], gold_ids: Iterable[Hashable], k: int) -> float:
@@ -219,6 +244,7 @@ def evaluate_query(
     gold_ids: Iterable[Hashable],
     ks: Iterable[int] = (10,),
     coverage_ks: Iterable[int] = (),
+    gains: Mapping[Hashable, float] | None = None,
 ) -> dict[str, float]:
     """All metrics for one query.
 
@@ -233,6 +259,8 @@ def evaluate_query(
         gold_ids: Gold (relevant) ids of the query.
         ks: Cut-offs for recall, MAP and nDCG.
         coverage_ks: Cut-offs for coverage, e.g. ``(2, 3, 5)``. Empty by default.
+        gains: Graded gains for nDCG (see :func:`ndcg_at_k`); recall, MAP and coverage
+            stay binary over ``gold_ids``.
 
     Returns:
         Mapping from metric name to value.
@@ -246,7 +274,7 @@ def evaluate_query(
     for k in ks:
         result[f"recall@{k}"] = recall_at_k(ranked, gold, k)
         result[f"map@{k}"] = average_precision_at_k(ranked, gold, k)
-        result[f"ndcg@{k}"] = ndcg_at_k(ranked, gold, k)
+        result[f"ndcg@{k}"] = ndcg_at_k(ranked, gold, k, gains)
     for k in coverage_ks:
         result[f"coverage@{k}"] = coverage_at_k(ranked, gold, k)
     return result
