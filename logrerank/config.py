@@ -81,6 +81,9 @@ class GraphConfig(JsonConfig):
     mention_max: int = 8  # passages one sentence may mention at most (longest names first)
     shared_terms: bool = False  # shared-term edges: sentences of different passages, rare term
     term_idf: float = 1.5  # a term is rare when ln(P / df) >= this (df >= 2 passages)
+    # ... and rare in science: background idf ln(N / df_bg) >= this (logrerank/background_df.py;
+    # 0 = no background criterion: pool rarity only)
+    term_bg_idf: float = 4.0
     term_top_k: int = 4  # shared-term partners kept per sentence (by summed idf of shared terms)
     term_min_len: int = 3  # content terms have at least this many characters
     # shared-term edges only in pools where at least this fraction of the passages has a usable

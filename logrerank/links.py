@@ -23,28 +23,40 @@ Matching is one pass over each sentence's token n-grams up to the longest name, 
 table of names: O(tokens x longest name), linear in the pool's text.
 
 **Shared rare term** (``Relation.SHARED_TERM``, both directions, one type). A *content term* is a
-normalised token that is not an English stopword, has at least ``term_min_len`` characters and
-is not all digits. Its document frequency ``df`` counts the pool's passages containing it and
-``idf = ln(P / df)`` (P passages in the pool). A term is *rare* when ``2 <= df`` and
-``idf >= term_idf``. Sentences u, v of different passages are linked when they share a rare
-term; the pair's weight is the summed idf of the rare terms they share, and each sentence keeps
-its ``term_top_k`` heaviest partners (ties: lower node id), every kept pair added in both
+normalised token that is not an English stopword (the full list,
+:func:`~logrerank.text_match.content_stopwords`), has at least ``term_min_len`` characters and
+is not all digits. A term is *rare* when it is rare **in science** and shared by few passages of
+the pool: its background idf ``ln(N / df_bg)`` (:mod:`logrerank.background_df`, document
+frequencies of scientific training corpora; a term missing from that table counts as rare) is at
+least ``term_bg_idf``, and its pool document frequency ``df`` (passages containing it, of P)
+has ``2 <= df`` and ``ln(P / df) >= term_idf``. So words such as "study", "also" or "results"
+never link passages, however few passages of a pool hold them, while "metformin" does.
+Sentences u, v of different passages are linked when they share a rare term; the pair's weight
+is the summed background idf of the rare terms they share, and each sentence keeps its
+``term_top_k`` heaviest partners (ties: lower node id), every kept pair added in both
 directions. With ``term_min_titled > 0`` they are only added in pools where at least that
-fraction of the passages has a usable title. Built as a sparse product of the sentence-term incidence matrix (cost = sum over
-rare terms of (sentences containing it)^2, and rare terms occur in few passages).
+fraction of the passages has a usable title. Built as a sparse product of the sentence-term
+incidence matrix (cost = sum over rare terms of (sentences containing it)^2, and rare terms
+occur in few passages).
+
+:func:`annotate_edges` writes onto a result's :class:`~logrerank.types.GraphEdge` objects what
+each link is: the shared terms of a shared-term edge, and the mentioning sentence and the name
+found in it for a mention edge.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
+from .background_df import background_df
 from .config import GraphConfig
-from .text_match import normalize_tokens, stopwords, title_tokens
+from .text_match import content_stopwords, normalize_tokens, padded, title_tokens
 
 # Relation ids (kept equal to logrerank.graph.Relation; graph.py asserts it).
 MENTIONS = 8
@@ -52,6 +64,7 @@ MENTIONED_BY = 9
 SHARED_TERM = 10
 
 _ARTICLES = ("the", "a", "an")
+_NAMES = ("mentions", "mentioned-by", "shared-term")  # logrerank.graph.relation_name of each
 
 
 @dataclass
@@ -148,9 +161,42 @@ def mention_edges(
 
 
 def content_terms(tokens: list[str], min_len: int = 3) -> set[str]:
-    """Content terms of a token list: no stopword, at least ``min_len`` chars, not all digits."""
-    stop = stopwords()
+    """Content terms of a token list: no stopword (full list), at least ``min_len`` chars, not
+    all digits."""
+    stop = content_stopwords()
     return {t for t in tokens if len(t) >= min_len and t not in stop and not t.isdigit()}
+
+
+def rare_vocabulary(
+    terms: list[set[str]],
+    passage_of: list[int],
+    idf_threshold: float = 1.5,
+    bg_idf: float = 4.0,
+) -> dict[str, float]:
+    """The pool's rare terms (module docstring) with their background idf.
+
+    Args:
+        terms: content terms of each sentence (:func:`content_terms`).
+        passage_of: passage index of each sentence.
+        idf_threshold: least pool idf ``ln(P / df)``.
+        bg_idf: least background idf (0 = no background criterion).
+    """
+    if not terms:
+        return {}
+    P = max(passage_of) + 1
+    df: dict[str, set[int]] = {}
+    for u, ts in enumerate(terms):
+        for t in ts:
+            df.setdefault(t, set()).add(passage_of[u])
+    table = background_df()
+    vocab: dict[str, float] = {}
+    for t, ps in df.items():
+        d = len(ps)
+        if d >= 2 and math.log(P / d) >= idf_threshold:
+            idf = table.idf(t)
+            if idf >= bg_idf:
+                vocab[t] = idf
+    return vocab
 
 
 def shared_term_edges(
@@ -159,30 +205,20 @@ def shared_term_edges(
     idf_threshold: float = 1.5,
     top_k: int = 4,
     min_len: int = 3,
+    bg_idf: float = 4.0,
 ) -> tuple[Tensor, Tensor]:
     """Cross-passage pairs sharing a rare term (module docstring), both directions.
 
     Returns:
         ``edge_index [2, E]`` (sorted by target, then source) and the pair weights ``[E]``
-        (summed idf of the shared rare terms).
+        (summed background idf of the shared rare terms).
     """
     n = len(sent_tokens)
     empty = torch.empty(2, 0, dtype=torch.long), torch.empty(0)
     if n < 2 or top_k <= 0:
         return empty
-    P = max(passage_of) + 1
     terms = [content_terms(t, min_len) for t in sent_tokens]
-    df: dict[str, set[int]] = {}
-    for u, ts in enumerate(terms):
-        for t in ts:
-            df.setdefault(t, set()).add(passage_of[u])
-    vocab: dict[str, float] = {}
-    for t, ps in df.items():
-        d = len(ps)
-        if d >= 2:
-            idf = float(torch.log(torch.tensor(P / d)))
-            if idf >= idf_threshold:
-                vocab[t] = idf
+    vocab = rare_vocabulary(terms, passage_of, idf_threshold, bg_idf)
     if not vocab:
         return empty
     col = {t: i for i, t in enumerate(vocab)}
@@ -241,7 +277,12 @@ def link_edges(
     ms, md = mention_edges(toks, passage_of, titles, config.mention_target, config.mention_max)
     mi = torch.tensor([ms, md], dtype=torch.long).reshape(2, -1)
     ti, tw = shared_term_edges(
-        toks, passage_of, config.term_idf, config.term_top_k, config.term_min_len
+        toks,
+        passage_of,
+        config.term_idf,
+        config.term_top_k,
+        config.term_min_len,
+        config.term_bg_idf,
     )
     index = torch.cat([mi, mi.flip(0), ti], dim=1)
     relation = torch.cat(
@@ -262,6 +303,7 @@ def _link_key(config: GraphConfig) -> tuple:
         config.term_idf,
         config.term_top_k,
         config.term_min_len,
+        config.term_bg_idf,
     )
 
 
@@ -293,3 +335,45 @@ def pool_links(enc, config: GraphConfig) -> LinkEdges:
             )
     shared = config.shared_terms and titled_fraction(enc.passages) >= config.term_min_titled
     return cache[key].select(config.mentions, shared)
+
+
+def annotate_edges(edges: list, enc, config: GraphConfig) -> list:
+    """Write onto a result's link edges (:class:`~logrerank.types.GraphEdge`) what they are.
+
+    A shared-term edge gets ``terms``: the rare terms its two sentences share (rarest in
+    science first, under the same criterion that built it). A mention edge (either direction)
+    gets ``mention``: the text of the mentioning sentence, and ``terms``: the name of the
+    mentioned passage found in it.
+
+    Args:
+        edges: the result's edges (changed in place; other relations are left alone).
+        enc: the encoded pool (:class:`~logrerank.results.Encoded`) the edges were built on.
+        config: the graph settings the edges were built under.
+
+    Returns:
+        ``edges``.
+    """
+    texts = [s.text for s in enc.sentences]
+    passage_of = enc.passage_of.tolist()
+    titles = [p.title for p in enc.passages]
+    link = [e for e in edges if e.relation in _NAMES]  # names: the untyped ablation keeps them
+    if not link:
+        return edges
+    toks = [normalize_tokens(t) for t in texts]
+    vocab: dict[str, float] | None = None
+    terms: list[set[str]] = []
+    names = [passage_names(t) for t in titles]
+    for e in link:
+        if e.relation == "shared-term":
+            if vocab is None:
+                terms = [content_terms(t, config.term_min_len) for t in toks]
+                vocab = rare_vocabulary(terms, passage_of, config.term_idf, config.term_bg_idf)
+            shared = terms[e.source] & terms[e.target] & vocab.keys()
+            e.terms = sorted(shared, key=lambda t: (-vocab[t], t))
+            continue
+        u, v = (e.source, e.target) if e.relation == "mentions" else (e.target, e.source)
+        e.mention = texts[u]
+        found = padded(toks[u])
+        hit = [" ".join(n) for n in names[passage_of[v]] if padded(n) in found]
+        e.terms = sorted(hit, key=len, reverse=True)[:1] or None
+    return edges

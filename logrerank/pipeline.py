@@ -31,7 +31,7 @@ from .graph import PAPER_RELATIONS, edge_counts
 from .graph_inputs import SINGLE, global_scores, graph_inputs, route, stage_graph
 from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
-from .links import titled_fraction
+from .links import annotate_edges, titled_fraction
 from .local import LocalScorer
 from .local_batches import bf16_linear_copy, params_key, run_local
 from .memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
@@ -411,7 +411,7 @@ class LoGReranker(nn.Module):
             data.edge_sim[paper],
             ctx_cfg,
         )
-        ranking.edges = graph_edges(data, attention)
+        ranking.edges = annotate_edges(graph_edges(data, attention), enc, gcfg)
         timings["context"] = time.perf_counter() - t0
         timings["total"] = sum(v for k, v in timings.items() if k != "total")
         ranking.timings = timings

@@ -19,6 +19,7 @@ is the one BM25 uses (``bm25s.stopwords.STOPWORDS_EN``). Untitled passages have 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -39,6 +40,16 @@ def stopwords() -> frozenset[str]:
 
         _STOPWORDS = frozenset(STOPWORDS_EN)
     return _STOPWORDS
+
+
+@functools.lru_cache(maxsize=1)
+def content_stopwords() -> frozenset[str]:
+    """The full English stopword list for content terms: ``bm25s``'s NLTK list
+    (``STOPWORDS_EN_PLUS``, 179 words: "more", "than", "between", ...) joined with Lucene's
+    (:func:`stopwords`). Titles keep the short list (:func:`title_tokens`)."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS) | stopwords()
 
 
 def normalize_tokens(text: str) -> list[str]:

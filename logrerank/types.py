@@ -71,6 +71,10 @@ class GraphEdge:
     relation_id: int  # relation id used by the model
     similarity: float | None = None  # cosine c_uv for similarity edges
     attention: list[float] | None = None  # alpha_uv per layer, averaged over heads
+    # link edges (logrerank/links.py): the shared rare terms of a shared-term edge (rarest
+    # first), or the passage name found in the mentioning sentence of a mention edge
+    terms: list[str] | None = None
+    mention: str | None = None  # mention edges: the mentioning sentence's text
 
 
 @dataclass

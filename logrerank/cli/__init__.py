@@ -1,4 +1,4 @@
-"""Command line of logrerank: rerank, rerank-batch, eval, train, tune-score, bench, paired-test, report, app.
+"""Command line of logrerank: rerank, rerank-batch, eval, train, tune-score, bench, paired-test, report, app, build-df.
 
 Errors in the user's input print a one-line message and exit with status 2; nothing crashes
 with a traceback on bad input.
@@ -11,9 +11,9 @@ import sys
 
 from ..jsonconfig import ConfigError
 from ..types import InputError
-from . import app, batch, bench, eval, report, rerank, train
+from . import app, batch, bench, build_df, eval, report, rerank, train
 
-COMMANDS = (rerank, batch, eval, train, bench, report, app)
+COMMANDS = (rerank, batch, eval, train, bench, report, app, build_df)
 """The command modules, in ``--help`` order; each has ``add_parser(subparsers)``."""
 
 

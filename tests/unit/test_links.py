@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 import torch
 
+from logrerank.background_df import background_df
 from logrerank.config import ConfigError, GlobalConfig, GraphConfig, LoGConfig
 from logrerank.global_model import GlobalReranker
 from logrerank.graph import NUM_RELATIONS, Relation, build_graph, edge_counts, relation_name
@@ -111,7 +112,8 @@ def test_shared_term_threshold_and_passages():
     pof = [0, 1, 2, 3]
     index, w = shared_term_edges(toks(texts), pof, idf_threshold=0.5, top_k=4)
     assert pairs(*index.tolist()) == {(0, 2), (2, 0)}
-    assert torch.allclose(w, torch.full((2,), float(torch.log(torch.tensor(2.0)))))
+    # the weight is the term's background idf (logrerank.background_df)
+    assert torch.allclose(w, torch.full((2,), background_df().idf("brca1")))
     index, _ = shared_term_edges(toks(texts), pof, idf_threshold=0.8, top_k=4)
     assert index.shape == (2, 0)  # below the rarity threshold: no edge
 
@@ -119,7 +121,8 @@ def test_shared_term_threshold_and_passages():
 def test_shared_term_not_within_a_passage_and_top_k():
     texts = ["zeta gamma", "zeta gamma", "zeta", "gamma", "other", "else"]
     pof = [0, 0, 1, 2, 3, 4]  # P = 5: zeta/gamma each in 2 passages (idf ln 2.5)
-    index, _ = shared_term_edges(toks(texts), pof, idf_threshold=0.5, top_k=1)
+    # bg_idf=0: pool rarity only (zeta and gamma are not rare in science; equal weights)
+    index, _ = shared_term_edges(toks(texts), pof, idf_threshold=0.5, top_k=1, bg_idf=0.0)
     got = pairs(*index.tolist())
     assert all(pof[u] != pof[v] for u, v in got)  # never inside one passage
     # each node keeps its best partner (ties -> lower id); kept pairs go both ways
