@@ -1,7 +1,9 @@
 """Candidate pools (the LoG-Reranker paper, App. A) and one-call benchmark loading.
 
 Each query's pool is its BM25 top ``k`` over the benchmark's corpus with missed gold docs
-inserted (the rule is in :mod:`logrerank.data.first_pass`).
+inserted (the rule is in :mod:`logrerank.data.first_pass`); the multi-paper benchmarks
+(``evinf``, ``scisumm``) take part of the pool from the gold paper and the rest from other
+papers of the split (:mod:`logrerank.data.paper_pools`).
 
 Pools are cached as JSON (doc ids only) under ``<repo>/.cache/pools/`` (gitignored), in a file
 named by the benchmark and a hash of everything that determines the pool: the queries (ids,
@@ -19,7 +21,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +29,13 @@ import numpy as np
 
 from logrerank.baselines.bm25 import BM25_PARAMS
 from logrerank.data.citation_integrity import read_citation_integrity
+from logrerank.data.cl_scisumm import read_cl_scisumm
 from logrerank.data.common import default_data_root
+from logrerank.data.evidence_inference import read_evidence_inference
 from logrerank.data.first_pass import BM25Ranker, doc_index_text, pool_from_ranking
 from logrerank.data.hotpotqa import read_hotpotqa
 from logrerank.data.musique import read_musique
+from logrerank.data.paper_pools import OWN_K, build_paper_pools
 from logrerank.data.pubmedqa import read_pubmedqa
 from logrerank.data.schema import Doc, Example
 from logrerank.data.scifact import read_scifact
@@ -50,8 +55,42 @@ BENCHMARKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "pubmedqa": ("test", ("test", "train")),
     "hotpotqa": ("train", ("train",)),
     "musique": ("train", ("train",)),
+    "evinf": ("test", ("test", "validation", "train")),
+    "scisumm": ("test", ("test", "train")),
 }
-_ALIASES = {"citation_integrity": "citint", "citation-integrity": "citint", "pqal": "pubmedqa"}
+_ALIASES = {
+    "citation_integrity": "citint",
+    "citation-integrity": "citint",
+    "pqal": "pubmedqa",
+    "evidence_inference": "evinf",
+    "evidence-inference": "evinf",
+    "cl_scisumm": "scisumm",
+    "cl-scisumm": "scisumm",
+}
+#: Benchmark -> coverage@k cut-offs that ``logrerank eval`` reports (queries with several gold
+#: passages: multi-hop, and the multi-paper benchmarks, whose gold spans 1-5 passages).
+COVERAGE_KS: dict[str, tuple[int, ...]] = {
+    "hotpotqa": (2, 3, 5),
+    "musique": (2, 3, 5),
+    "evinf": (3, 5, 10),
+    "scisumm": (3, 5, 10),
+}
+#: Benchmarks whose pools follow the multi-paper rule (:mod:`logrerank.data.paper_pools`).
+PAPER_POOLED = ("evinf", "scisumm")
+#: Data folder of each benchmark under the data root.
+_FOLDERS = {
+    "scifact": "scifact",
+    "citint": "citation_integrity",
+    "pubmedqa": "pubmedqa",
+    "hotpotqa": "hotpotqa",
+    "musique": "musique",
+    "evinf": "evidence_inference",
+    "scisumm": "cl_scisumm",
+}
+_DATA_HINT = (
+    "set $LOGRERANK_DATA or pass --data-root (data_root) to the folder of the public datasets; "
+    "docs/evaluation.md (section 1) lists them and shared/data/README.md describes the files"
+)
 
 
 def default_cache_dir() -> Path:
@@ -64,9 +103,17 @@ def default_cache_dir() -> Path:
     return cache_dir()
 
 
-def _digest(name: str, queries: Sequence[Example], corpus: dict[str, Doc], k: int) -> str:
+def _digest(
+    name: str,
+    queries: Sequence[Example],
+    corpus: dict[str, Doc],
+    k: int,
+    extra: dict[str, Any] | None = None,
+) -> str:
     h = hashlib.sha256()
-    header = {"name": name, "k": k, "bm25": BM25_PARAMS, "version": POOL_VERSION}
+    header: dict[str, Any] = {"name": name, "k": k, "bm25": BM25_PARAMS, "version": POOL_VERSION}
+    if extra:
+        header["extra"] = extra
     h.update(json.dumps(header, sort_keys=True).encode())
     for ex in queries:
         h.update(json.dumps([ex.qid, ex.query, ex.gold_doc_ids]).encode())
@@ -149,6 +196,9 @@ def build_or_load_pools(
     corpus: dict[str, Doc],
     k: int = DEFAULT_K,
     cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    builder: Callable[..., tuple[dict[str, dict[str, list[str]]], dict[str, Any]]] | None = None,
+    key_extra: dict[str, Any] | None = None,
 ) -> tuple[list[Example], dict[str, Any]]:
     """Pools for ``queries``, from the on-disk cache when it matches, else built and cached.
 
@@ -159,6 +209,9 @@ def build_or_load_pools(
         k: Pool size.
         cache_dir: Cache directory; defaults to :func:`default_cache_dir`. The cache is
             skipped (built, not written) when the directory cannot be created.
+        builder: ``builder(queries, corpus, k) -> (pools, stats)``; defaults to
+            :func:`build_pools`.
+        key_extra: Settings of ``builder`` that change the pools (part of the cache key).
 
     Returns:
         ``(examples, stats)``: copies of ``queries`` with ``candidates`` set to the pool (BM25
@@ -166,7 +219,7 @@ def build_or_load_pools(
         :func:`build_pools` plus ``cached`` (whether they came from disk), ``cache_file``
         and ``bm25_params``. ``build_seconds`` is the time of the original build.
     """
-    key = _digest(name, queries, corpus, k)
+    key = _digest(name, queries, corpus, k, key_extra)
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = directory / f"{name}-k{k}-{key[:16]}.json"
     if path.is_file():
@@ -184,7 +237,7 @@ def build_or_load_pools(
             stats = {**cached["stats"], "cached": True, "cache_file": str(path)}
             return _attach(queries, corpus, pools), stats
         logger.warning("ignoring invalid pool cache %s", path)
-    pools, stats = build_pools(queries, corpus, k)
+    pools, stats = (builder or build_pools)(queries, corpus, k)
     stats["bm25_params"] = dict(BM25_PARAMS)
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -228,16 +281,22 @@ def load_benchmark(
     ``pubmedqa``  ``test``         BM25 pool over the 1,000 PQA-L abstracts; gold = own
     ``hotpotqa``  ``train``        the question's fixed 10 paragraphs (100-question sample)
     ``musique``   ``train``        the question's fixed 20 paragraphs (100-question sample)
+    ``evinf``     ``test``         multi-paper pool of ``k`` passages of the split's RCT
+                                   articles (``validation`` for choices, ``train``)
+    ``scisumm``   ``test``         multi-paper pool of ``k`` 5-sentence windows of the 40
+                                   hand-annotated papers (``train``: ScisummNet)
     ============  ===============  =========================================================
 
     The Citation-Integrity test and HotpotQA dev splits are withheld from the public data and
-    cannot be loaded; the SciFact test split has no labels.
+    cannot be loaded; the SciFact test split has no labels. The Evidence Inference test split
+    and the CL-SciSumm hand-annotated papers are evaluation only.
 
     Args:
         name: Benchmark name (``citation_integrity`` is accepted for ``citint``).
         data_root: Data directory; defaults to :func:`~logrerank.data.common.default_data_root`.
         split: Split; defaults to the table above.
-        limit: Keep only the first ``limit`` queries (file order) before pooling.
+        limit: Keep only the first ``limit`` queries (file order) before pooling (the
+            multi-paper pools still draw on every passage of the split).
         k: Pool size for pooled benchmarks.
         cache_dir: Pool cache directory (see :func:`build_or_load_pools`).
 
@@ -260,9 +319,24 @@ def load_benchmark(
         )
     root = Path(data_root) if data_root is not None else default_data_root()
     if not root.is_dir():
-        raise FileNotFoundError(
-            f"data directory {root} does not exist; set LOGRERANK_DATA or pass data_root"
-        )
+        raise FileNotFoundError(f"data directory {root} does not exist: {_DATA_HINT}")
+    if not (root / _FOLDERS[name]).is_dir():
+        raise FileNotFoundError(f"{name}: folder {root / _FOLDERS[name]} is missing: {_DATA_HINT}")
+    try:
+        return _load(name, root, split, limit, k, cache_dir)
+    except FileNotFoundError as err:
+        raise FileNotFoundError(f"{name}: {err}; {_DATA_HINT}") from err
+
+
+def _load(
+    name: str,
+    root: Path,
+    split: str,
+    limit: int | None,
+    k: int,
+    cache_dir: str | os.PathLike[str] | None,
+) -> tuple[list[Example], dict[str, Any]]:
+    """The body of :func:`load_benchmark` once the name, split and folder are checked."""
     stats: dict[str, Any] = {"benchmark": name, "split": split}
     corpus: dict[str, Doc] | None = None
     if name == "scifact":
@@ -287,6 +361,11 @@ def load_benchmark(
             root / "pubmedqa" / "test_ground_truth.json",
             split=split,
         )
+    elif name in PAPER_POOLED:
+        reader_stats = {}
+        reader = read_evidence_inference if name == "evinf" else read_cl_scisumm
+        queries, corpus = reader(root / _FOLDERS[name], split, stats=reader_stats)
+        stats.update(reader_stats)
     elif name == "hotpotqa":
         queries = read_hotpotqa(root / "hotpotqa" / f"hotpotqa_{split}.json")
     else:
@@ -303,7 +382,17 @@ def load_benchmark(
             n_gold_total=sum(len(ex.gold_doc_ids) for ex in queries),
         )
         return list(queries), stats
-    examples, pool_stats = build_or_load_pools(name, queries, corpus, k=k, cache_dir=cache_dir)
+    extra: dict[str, Any] = {}
+    if name in PAPER_POOLED:  # pools of the split, not of a benchmark-wide corpus
+        extra = {"builder": build_paper_pools, "key_extra": {"rule": "paper", "own_k": OWN_K}}
+    examples, pool_stats = build_or_load_pools(
+        f"{name}-{split}" if name in PAPER_POOLED else name,
+        queries,
+        corpus,
+        k=k,
+        cache_dir=cache_dir,
+        **extra,
+    )
     stats.update(pool_stats)
     stats.update(n_examples=len(examples), fixed_pool=False)
     return examples, stats
