@@ -14,8 +14,19 @@ def cmd_paired_test(args: argparse.Namespace) -> int:
     """Paired randomisation test of two rankers' per-query figures (one line)."""
     from ..evaluation.paired import format_paired, paired_test, parse_spec, per_query
 
-    a = per_query(*parse_spec(args.a), args.level, args.metric)
-    b = per_query(*parse_spec(args.b), args.level, args.metric)
+    qrels = getattr(args, "qrels", None)
+    if qrels:  # two TREC run files (e.g. logrerank eval --save-runs), scored against the qrels
+        from ..evaluation.runs import run_per_query
+
+        if args.level != "passage":
+            raise InputError("run files rank passages: --qrels takes --level passage only")
+        a, b = run_per_query(args.a, qrels, args.metric), run_per_query(args.b, qrels, args.metric)
+    else:
+        for spec in (args.a, args.b):
+            if spec.endswith((".trec", ".run")):
+                raise InputError(f"{spec} is a run file: pass --qrels QRELS to score it")
+        a = per_query(*parse_spec(args.a), args.level, args.metric)
+        b = per_query(*parse_spec(args.b), args.level, args.metric)
     print(format_paired(paired_test(a, b, args.draws), args.level, args.metric))
     return 0
 
@@ -49,10 +60,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="paired randomisation test between two rankers' per-query nDCG (eval results)",
         description="Mean difference, 95 % bootstrap interval and two-sided sign-flip p-value "
         "(seeded) over the queries both rankers have. RESULTS is a results.json of "
-        "`logrerank eval --out` or its folder.",
+        "`logrerank eval --out` or its folder; with --qrels, A and B are TREC run files "
+        "(e.g. OUT/runs/log.trec of `logrerank eval --save-runs`) scored over every judged query.",
     )
     p.add_argument("a", metavar="RESULTS:RANKER", help="e.g. runs/final/scifact/results.json:log")
     p.add_argument("b", metavar="RESULTS:RANKER", help="e.g. runs/baselines/scifact:bi-encoder")
+    p.add_argument(
+        "--qrels",
+        help="qrels (TREC or BEIR TSV): A and B are then TREC run files, e.g. runs/log.trec",
+    )
     p.add_argument("--level", default="passage", choices=["passage", "sentence"])
     p.add_argument("--metric", default="ndcg@10")
     p.add_argument("--draws", type=int, default=10_000, help="sign-flip draws (default 10000)")

@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ..types import InputError
-from .beir import (
+from .first_pass import pool_from_ranking
+from .qrels import read_qrels
+from .schema import Doc, Example
+from .user_files import (
     DOC_ID_KEYS,
     attach_sentence_qrels,
     check_qrels,
@@ -24,9 +27,6 @@ from .beir import (
     read_queries,
     split_doc,
 )
-from .first_pass import pool_from_ranking
-from .qrels import read_qrels
-from .schema import Doc, Example
 
 
 def _pool_stats(examples: list[Example]) -> dict[str, Any]:
