@@ -185,6 +185,16 @@ class ScoreConfig(JsonConfig):
 
 
 @dataclass
+class PassageConfig(JsonConfig):
+    # Adaptation (not in the paper; logrerank/passage_head.py): passages ranked by a learned
+    # aggregation of their sentences' evidence, s_p = max_j f_j + MLP(x_p), instead of by their
+    # best sentence. 0 = no head: a passage is ranked by its best sentence (the paper)
+    hidden: int = 0  # MLP width
+    proj_dim: int = 16  # width of the projected evidence-pooled sentence vector W_v v_p
+    dropout: float = 0.1  # dropout inside the MLP (training only)
+
+
+@dataclass
 class LoGConfig(JsonConfig):
     backbone: BackboneConfig = field(default_factory=BackboneConfig)  # transformer encoder
     local: LocalConfig = field(default_factory=LocalConfig)  # local scorer heads (eqs. 1-6)
@@ -194,6 +204,7 @@ class LoGConfig(JsonConfig):
     score: ScoreConfig = field(default_factory=ScoreConfig)  # final score adjustments
     # routed models: the global stage of pools without titles (min_titled 0 = one stage)
     single: SingleStageConfig = field(default_factory=SingleStageConfig)
+    passage: PassageConfig = field(default_factory=PassageConfig)  # learned passage score
     use_global: bool = True  # ablation switch: False = rank by local scores only (no graph)
     device: str = "auto"  # "auto" (cuda if present), "cpu", "cuda", "cuda:1", ...
     precision: str = "auto"  # "auto" (bf16 autocast where supported), "bf16" or "fp32"
@@ -210,6 +221,7 @@ class LoGConfig(JsonConfig):
         "context": ContextConfig,
         "score": ScoreConfig,
         "single": SingleStageConfig,
+        "passage": PassageConfig,
     }
     ALIASES = {"global": "global_"}  # written as "global" in JSON
 
@@ -263,6 +275,9 @@ class LoGConfig(JsonConfig):
             raise ConfigError(f"score.head_weight must be in [0, 1], got {self.score.head_weight}")
         if self.local.isolated_layers < 0:
             raise ConfigError("local.isolated_layers must be >= 0")
+        pc = self.passage
+        if pc.hidden < 0 or pc.proj_dim < 1 or not 0.0 <= pc.dropout < 1.0:
+            raise ConfigError("passage.hidden must be >= 0, proj_dim >= 1 and dropout in [0, 1)")
         self._check_units()
         if self.precision not in ("auto", "bf16", "fp32"):
             raise ConfigError(f"precision must be 'auto', 'bf16' or 'fp32', got {self.precision!r}")

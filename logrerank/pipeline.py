@@ -14,7 +14,6 @@ Two steps, so that knob changes do not re-run the transformer:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -27,20 +26,23 @@ from . import log_checkpoint as ckpt
 from .config import ContextConfig, GraphConfig, LoGConfig
 from .context import build_context
 from .global_model import GlobalReranker
-from .graph import PAPER_RELATIONS, edge_counts
+from .graph import PAPER_RELATIONS
 from .graph_inputs import SINGLE, global_scores, graph_inputs, route, stage_graph
 from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
-from .links import annotate_edges, titled_fraction
+from .links import annotate_edges
 from .local import LocalScorer
 from .local_batches import bf16_linear_copy, params_key, run_local
 from .memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
+from .passage_head import PassageHead
 from .passage_units import scoring_units
 from .results import (
     Encoded,
     build_ranking,
-    final_scores,
+    call_info,
+    final_logits,
     graph_edges,
+    passage_logits,
     pool_lexical_weight,
     unscored_sentences,
 )
@@ -56,6 +58,7 @@ ABLATIONS: dict[str, dict[str, bool]] = {
     "log-untyped": {"typed": False},  # all edges one relation
     "log-nolinks": {"links": False},  # no mention / mentioned-by / shared-term edges
     "log-nolex": {"lexical": False},  # lexical node inputs zeroed (graph_inputs)
+    "log-maxsent": {"passage_head": False},  # passages ranked by their best sentence
 }
 """Registry names of LoG and its ablations -> keyword switches of :meth:`LoGReranker.rerank`."""
 
@@ -122,6 +125,12 @@ class LoGReranker(nn.Module):
         self.global_single = (
             GlobalReranker(self.local.hidden_size, self.config.single.global_)
             if self.config.single.min_titled > 0
+            else None
+        )
+        pc = self.config.passage  # learned passage score (logrerank/passage_head.py)
+        self.passage_head = (
+            PassageHead(self.local.hidden_size, pc.hidden, pc.proj_dim, pc.dropout)
+            if pc.hidden
             else None
         )
         self.source = "untrained initialisation (seeded)"  # replaced by from_pretrained
@@ -357,6 +366,7 @@ class LoGReranker(nn.Module):
         ranker: str = "log",
         links: bool | None = None,
         lexical: bool = True,
+        passage_head: bool | None = None,
     ) -> Ranking:
         """Graph, GAT and context stages over a cached :class:`Encoded` (no transformer pass).
 
@@ -370,6 +380,7 @@ class LoGReranker(nn.Module):
             ranker: name recorded in the result.
             links: False = no link edges (mentions, mentioned-by, shared-term) ablation.
             lexical: False = lexical node inputs zeroed ablation (:func:`graph_inputs`).
+            passage_head: False = passages ranked by their best sentence (no learned head).
         """
         cfg = self.config
         stage = route(cfg, enc)
@@ -397,10 +408,13 @@ class LoGReranker(nn.Module):
         t0 = time.perf_counter()
         scfg = cfg.score
         # the lexical prior of untitled pools (score.lexical_weight; logrerank/scoring.py)
-        titled = titled_fraction(enc.passages)
         lex_w = pool_lexical_weight(scfg, enc.passages)
-        final = final_scores(enc, l_global, scfg, lex_w)
-        ranking = build_ranking(enc, final, torch.sigmoid(enc.local_logits), z_global, ranker)
+        logits = final_logits(enc, l_global, scfg, lex_w)
+        head = self.passage_head if passage_head is not False else None
+        ranking = build_ranking(
+            enc, torch.sigmoid(logits), torch.sigmoid(enc.local_logits), z_global, ranker,
+            passage_logits(head, enc, logits),
+        )  # fmt: skip
         ctx_cfg = context or cfg.context
         paper = data.relation_type < PAPER_RELATIONS  # the context reads adjacency + similarity
         ranking.context = build_context(
@@ -415,22 +429,8 @@ class LoGReranker(nn.Module):
         timings["context"] = time.perf_counter() - t0
         timings["total"] = sum(v for k, v in timings.items() if k != "total")
         ranking.timings = timings
-        ranking.info = {
-            "model": self.source,
-            "trained": cfg.trained,
-            "device": str(self.device_),
-            "precision": str(self._autocast_dtype_used()).replace("torch.", ""),
-            "runtime": self.runtime_in_use,
-            "use_global": use_global,
-            "global_stage": stage if use_global else None,
-            "titled_fraction": round(titled, 4),
-            "graph": dataclasses.asdict(gcfg),
-            "score": dataclasses.asdict(scfg),
-            "lexical_weight": lex_w,
-            "num_nodes": int(data.num_nodes),
-            "edge_counts": edge_counts(data),
-            "passage_cache_windows": list(enc.cached_windows),
-        }
+        used = stage if use_global else None
+        ranking.info = call_info(self, enc, data, gcfg, used, lex_w, head is not None)
         if not cfg.trained:
             ranking.warnings.append("model is untrained: " + self.source)
         return ranking

@@ -41,6 +41,8 @@ RANKERS: dict[str, str] = {
     "log-untyped": "LoG ablation: all edges one relation type",
     "log-nolinks": "LoG ablation: no link relations (mentions, mentioned-by, shared-term)",
     "log-nolex": "LoG ablation: lexical node inputs zeroed at inference (models that have them)",
+    "log-maxsent": "LoG ablation: passages ranked by their best sentence, without the learned "
+    "passage score (models that have one)",
 }
 """Registry names -> one-line descriptions (``logrerank eval --rankers`` takes these)."""
 

@@ -63,6 +63,36 @@ def pool_lexical_weight(score: ScoreConfig, passages: list[Passage]) -> float:
     return score.lexical_weight if titled_fraction(passages) < score.lexical_max_titled else 0.0
 
 
+def passage_logits(head, enc: Encoded, logits: Tensor) -> tuple[Tensor, Tensor] | None:
+    """The learned passage score of a pool (:class:`~logrerank.passage_head.PassageHead`), or
+    None without a head (or without sentences).
+
+    Args:
+        head: the model's passage head, or None.
+        enc: the local stage's output.
+        logits: ``[N]`` final sentence logits (:func:`final_logits`).
+    """
+    from .passage_head import passage_features
+
+    if head is None or logits.numel() == 0:
+        return None
+    P = len(enc.passages)
+    feats = passage_features(
+        logits.float(),
+        enc.local_logits.float(),
+        enc.prior_logits,
+        pool_lexical(enc),
+        enc.passage_of,
+        P,
+    )
+    was = head.training
+    head.eval()
+    with torch.no_grad():
+        out = head(logits.float(), enc.h.float(), feats, enc.passage_of)
+    head.train(was)
+    return out
+
+
 def final_scores(
     enc: Encoded, l_global: Tensor | None, score: ScoreConfig, lexical_weight: float = 0.0
 ) -> Tensor:
@@ -104,6 +134,7 @@ def build_ranking(
     z_local: Tensor,
     z_global: Tensor | None,
     ranker: str,
+    passage_logits: tuple[Tensor, Tensor] | None = None,
 ) -> Ranking:
     """Scored sentences and passages of one call (context, edges and info are added after).
 
@@ -113,6 +144,9 @@ def build_ranking(
         z_local: ``[N]`` local scores ``sigmoid(l_local)``.
         z_global: ``[N]`` global scores, or None when the graph stage did not run.
         ranker: name recorded in the result.
+        passage_logits: ``(scores [P], correction [P])`` of the learned passage score
+            (:func:`logrerank.passage_head.PassageHead`), or None: passages are then ranked by
+            their best sentence.
     """
     sentences = []
     roles = enc.role_probs.argmax(-1).tolist()
@@ -135,7 +169,7 @@ def build_ranking(
     intent = enc.intent_by_passage
     has = torch.zeros(len(enc.passages), dtype=torch.bool)
     has[enc.passage_of] = True
-    return Ranking.from_sentence_scores(
+    ranking = Ranking.from_sentence_scores(
         enc.query,
         enc.passages,
         sentences,
@@ -144,6 +178,29 @@ def build_ranking(
         intent_by_passage=[[float(x) for x in row] for row in intent],
         warnings=list(enc.warnings),
     )
+    if passage_logits is not None:
+        rerank_passages(ranking, *passage_logits)
+    return ranking
+
+
+def rerank_passages(ranking: Ranking, scores: Tensor, correction: Tensor) -> None:
+    """Order ``ranking.passages_ranked`` by learned passage logits (in place).
+
+    Each passage's ``score`` becomes ``sigmoid(scores[p])``; ``extra`` keeps the breakdown:
+    ``best_sentence`` (the score of its best sentence, what ranked it before) and
+    ``passage_head`` (the learned correction, in logits). Ties break by passage index.
+    """
+    s, c = scores.double().tolist(), correction.double().tolist()
+    by_idx = {p.passage_idx: p for p in ranking.passages_ranked}
+    order = sorted(by_idx, key=lambda i: (-s[i] if s[i] == s[i] else float("inf"), i))
+    ranked = []
+    for r, i in enumerate(order, 1):
+        p = by_idx[i]
+        p.extra = {**p.extra, "best_sentence": p.score, "passage_head": c[i]}
+        p.score = float(torch.sigmoid(torch.tensor(s[i])))
+        p.rank = r
+        ranked.append(p)
+    ranking.passages_ranked = ranked
 
 
 def graph_edges(data, attention: list[Tensor] | None) -> list[GraphEdge]:
@@ -169,3 +226,40 @@ def graph_edges(data, attention: list[Tensor] | None) -> list[GraphEdge]:
         )
         for e, (u, v, r, t, c) in enumerate(zip(src, dst, rel, used, sim))
     ]
+
+
+def call_info(
+    model, enc: Encoded, data, gcfg, stage: str | None, lexical_weight: float, head: bool = False
+) -> dict:
+    """``Ranking.info`` of one :meth:`~logrerank.pipeline.LoGReranker.rank_encoded` call: the
+    model and config facts the app and the CLI display.
+
+    Args:
+        model: the :class:`~logrerank.pipeline.LoGReranker`.
+        enc: the local stage's output.
+        data: the sentence graph that was built.
+        gcfg: the graph settings used.
+        stage: the global stage that ran (:func:`logrerank.graph_inputs.route`), None = local only.
+        lexical_weight: w of the lexical prior applied to this pool.
+        head: whether the learned passage score ranked the passages.
+    """
+    from .graph import edge_counts
+    from .links import titled_fraction
+
+    return {
+        "model": model.source,
+        "trained": model.config.trained,
+        "device": str(model.device_),
+        "precision": str(model._autocast_dtype_used()).replace("torch.", ""),
+        "runtime": model.runtime_in_use,
+        "use_global": stage is not None,
+        "global_stage": stage,
+        "titled_fraction": round(titled_fraction(enc.passages), 4),
+        "graph": dataclasses.asdict(gcfg),
+        "score": dataclasses.asdict(model.config.score),
+        "lexical_weight": lexical_weight,
+        "passage_head": head,
+        "num_nodes": int(data.num_nodes),
+        "edge_counts": edge_counts(data),
+        "passage_cache_windows": list(enc.cached_windows),
+    }

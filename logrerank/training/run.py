@@ -12,6 +12,9 @@ task               config class                                 trains
                    TrainConfig` (``stage = "local"``)           training.local_stage`)
 ``global``         the same (``stage = "global"``)              stage 2 (:mod:`~logrerank.
                                                                 training.global_stage`)
+``passage``        :class:`~logrerank.training.passage_stage.  the learned passage score
+                   PassageTrainConfig`                          (frozen LoG; :mod:`~logrerank.
+                                                                training.passage_stage`)
 ``crossencoder``   :class:`~logrerank.training.                 the cross-encoder baseline
                    cross_encoder_config.CrossEncoderTrainConfig`
 ``roles``          :class:`~logrerank.models.role_tagger_       the role tagger (:mod:`~logrerank.
@@ -31,7 +34,7 @@ from typing import Any
 
 from ..jsonconfig import ConfigError
 
-TASKS = ("local", "global", "crossencoder", "roles")
+TASKS = ("local", "global", "passage", "crossencoder", "roles")
 
 
 class MissingTrainingInputError(FileNotFoundError):
@@ -58,6 +61,10 @@ def _load(task: str, config_path: str | os.PathLike[str], overrides: list[str]) 
         if cfg.stage != task:
             raise ConfigError(f"{config_path} is a {cfg.stage!r} config, not {task!r}")
         return cfg
+    if task == "passage":
+        from .passage_stage import PassageTrainConfig
+
+        return PassageTrainConfig.load(config_path).override(overrides)
     if task == "crossencoder":
         from .cross_encoder_config import CrossEncoderTrainConfig
 
@@ -84,6 +91,17 @@ def _plan(task: str, cfg: Any) -> dict[str, Any]:
 
         _checkpoint(cfg.init, "init (the stage-1 checkpoint)")
         return plan(cfg)
+    if task == "passage":
+        from ..data.common import default_data_root
+
+        inputs["init"] = _checkpoint(cfg.init, "init (the LoG checkpoint the head is added to)")
+        root = default_data_root()
+        if not root.is_dir():
+            raise MissingTrainingInputError(
+                f"data folder {root} does not exist (set LOGRERANK_DATA to the public data)"
+            )
+        return {"data_root": str(root), "data": [*cfg.train, *cfg.select], "inputs": inputs,
+                "output": cfg.out, "state_dir": cfg.cache_dir}  # fmt: skip
     if task in ("local", "global", "crossencoder"):
         from ..data.common import default_data_root
         from .data import train_data_files
@@ -200,6 +218,10 @@ def run_training(
         from .global_stage import train_global
 
         return train_global(cfg)
+    if task == "passage":
+        from .passage_stage import train_passage_head
+
+        return train_passage_head(cfg, command)
     if task == "crossencoder":
         from .cross_encoder import train_crossencoder
 
