@@ -76,6 +76,8 @@ class LoGRanker:
     def rank(self, query: str, passages: list[Any]) -> Ranking:
         model = self.models.log
         key = (query, tuple((p.title, p.text) for p in normalize_passages(passages)))
+        if key in self.models.encodings:  # read from an encoding cache (eval --encodings)
+            self.models.cache_value, self.models.cache_key = self.models.encodings[key], key
         if self.models.cache_key != key:
             self.models.cache_value = model.encode(query, passages)
             self.models.cache_key = key
@@ -102,6 +104,9 @@ class Models:
     _twin: Any = None
     cache_key: Any = None
     cache_value: Any = field(default=None, repr=False)
+    # encoded pools by (query, ((title, text), ...)), read from an encoding cache written by
+    # this checkpoint's local stage (logrerank eval --encodings); LoG rankers skip encoding them
+    encodings: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @property
     def log(self):

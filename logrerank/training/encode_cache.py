@@ -43,8 +43,32 @@ def cache_stem(
     return Path(cache_dir) / f"{source}-{split}{skip}-{limit or 'all'}"
 
 
-def save_encodings(stem: str | Path, qids: list[str], encs: list[Encoded]) -> None:
-    """Write ``encs`` (one per qid) as ``stem.safetensors`` + ``stem.json`` (atomically)."""
+def local_digest(model) -> str:
+    """sha256 of the local stage's weights (``model.local``): what an encoding depends on. A
+    cache written by another local stage is never reused for this one."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, t in sorted(model.local.state_dict().items()):
+        h.update(name.encode())
+        h.update(t.detach().float().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def read_digest(stem: str | Path) -> str | None:
+    """The ``local_digest`` recorded in a cache's sidecar (None: absent or written without)."""
+    js = Path(stem).with_suffix(".json")
+    try:
+        return json.loads(js.read_text(encoding="utf-8")).get("local_digest")
+    except (OSError, ValueError):
+        return None
+
+
+def save_encodings(
+    stem: str | Path, qids: list[str], encs: list[Encoded], digest: str | None = None
+) -> None:
+    """Write ``encs`` (one per qid) as ``stem.safetensors`` + ``stem.json`` (atomically), with
+    the encoding model's :func:`local_digest` when given."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     tensors: dict[str, torch.Tensor] = {}
@@ -67,7 +91,8 @@ def save_encodings(stem: str | Path, qids: list[str], encs: list[Encoded]) -> No
     st, js = stem.with_suffix(".safetensors"), stem.with_suffix(".json")
     tmp_st, tmp_js = st.with_suffix(".safetensors.tmp"), js.with_suffix(".json.tmp")
     save_file(tensors, str(tmp_st))
-    tmp_js.write_text(json.dumps({"qids": list(qids), "pools": meta}), encoding="utf-8")
+    side = {"qids": list(qids), "local_digest": digest, "pools": meta}
+    tmp_js.write_text(json.dumps(side), encoding="utf-8")
     tmp_st.replace(st)
     tmp_js.replace(js)
 
@@ -142,13 +167,48 @@ def encode_cached(
     cache is rewritten every ``every`` pools and encoding continues where it stopped)."""
     exs = load_examples(source, split, limit, offset)
     stem = cache_stem(cache_dir, source, split, limit, offset)
+    digest = local_digest(model)
     _, encs = cached_prefix(source, split, limit, cache_dir, offset)
+    if read_digest(stem) not in (None, digest):  # written by another local stage: start over
+        print(f"{stem}: written by another local stage; encoding anew", file=log)
+        encs = []
     t0 = time.perf_counter()
     for i in range(len(encs), len(exs)):
         encs.append(model.encode(exs[i].query, example_passages(exs[i])))
         if (i + 1) % every == 0 or i + 1 == len(exs):
-            save_encodings(stem, [e.qid for e in exs[: len(encs)]], encs)
+            save_encodings(stem, [e.qid for e in exs[: len(encs)]], encs, digest)
             minutes = (time.perf_counter() - t0) / 60
             print(f"{source}-{split}: encoded {i + 1}/{len(exs)} ({minutes:.1f} min)", file=log)
             log.flush()
     return exs, encs
+
+
+def encodings_for(model, cache_dir: str | Path, prefix: str) -> tuple[dict, dict[str, Any]]:
+    """Every cached pool under ``cache_dir`` whose file starts with ``prefix`` (a benchmark name)
+    and that this model's local stage wrote, keyed for :class:`logrerank.rankers.Models`.
+
+    A cache written by another local stage (its :func:`local_digest` differs) is skipped; one
+    written before digests were recorded is used, and named in the returned info so that the
+    results say so.
+
+    Returns:
+        ``(encodings, info)``: ``{(query, ((title, text), ...)): Encoded}`` and ``{"files":
+        [...], "skipped_other_model": [...], "without_digest": [...], "pools": n}``.
+    """
+    digest = local_digest(model)
+    out: dict = {}
+    info: dict[str, Any] = {"files": [], "skipped_other_model": [], "without_digest": []}
+    for js in sorted(Path(cache_dir).glob(f"{prefix}-*.json")):
+        stem = js.with_suffix("")
+        found = read_digest(stem)
+        if found not in (None, digest):
+            info["skipped_other_model"].append(stem.name)
+            continue
+        if found is None:
+            info["without_digest"].append(stem.name)
+        _, encs = load_encodings(stem)
+        for enc in encs:
+            out[(enc.query, tuple((p.title, p.text) for p in enc.passages))] = enc
+        info["files"].append(stem.name)
+    info["pools"] = len(out)
+    return out, info
