@@ -119,6 +119,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     name, examples, stats = load_eval_examples(args)
     if not examples:
         raise InputError("no queries to evaluate")
+    enc_info = None
+    if getattr(args, "encodings", None) and any(n.startswith("log") for n in names):
+        from ..training.encode_cache import encodings_for
+
+        models.encodings, enc_info = encodings_for(models.log, args.encodings, name)
+        print(f"encodings: {enc_info['pools']} cached pools from {args.encodings}", file=sys.stderr)
+        if enc_info["without_digest"]:
+            print(f"warning: {enc_info['without_digest']} record no model digest", file=sys.stderr)
     quantized = {}
     if getattr(args, "quantize", "none") == "int8":
         from ..quantize import quantize_cross_encoder, quantize_log_reranker
@@ -170,6 +178,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "runtime_in_use": _runtimes_in_use(models),
         "precision": getattr(args, "precision", None) or "checkpoint",
         "passage_cache_mb": passage_cache_mb,
+        "encodings": enc_info,
         "pool_stats": {k: v for k, v in stats.items() if not isinstance(v, (list, dict))},
     }
     if save_runs:
@@ -287,6 +296,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=0.0,
         help="keep LoG's query-independent passage states across queries, up to this many MiB "
         "(LoGReranker.passage_cache_mb; pools that share passages then skip the frozen layers)",
+    )
+    e.add_argument(
+        "--encodings",
+        help="folder of LoG encoding caches (logrerank.training.encode_cache; e.g. runs/enc): "
+        "pools this checkpoint's local stage already encoded are read, not re-encoded",
     )
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=cmd_eval)
