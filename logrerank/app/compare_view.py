@@ -1,8 +1,10 @@
 """The comparison view: top-k lists side by side with rank-shift badges against LoG and each
-ranker's own score beside every item, and the slope chart labelled on both sides."""
+ranker's own score beside every item, and the slope chart (logarithmic rank axis, every line
+labelled on both sides with its rank)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,7 +42,8 @@ def comparison_columns_html(
     Args:
         title: heading of the block.
         columns: ``[{"name", "items": [(key, label, text, role, score)], "note"}]`` in rank
-            order; keys identify the same item across columns; ``score`` (or None) is shown.
+            order; keys identify the same item across columns; ``score`` (a number, a
+            pre-formatted string, or None) is shown.
         reference: name of the column the arrows compare against.
         k: items per column.
     """
@@ -67,8 +70,9 @@ def comparison_columns_html(
             if col["name"] != reference and ref:
                 rr = ref_rank.get(key)
                 badge = " " + shift_badge(rr - r if rr is not None else None, reference)
+            shown = score if isinstance(score, str) else fmt(score)  # str: pre-formatted
             sc = (
-                f" <span class='lr-score' style='color:#555;font-size:11.5px'>{fmt(score)}</span>"
+                f" <span class='lr-score' style='color:#555;font-size:11.5px'>{esc(shown)}</span>"
                 if score is not None
                 else ""
             )
@@ -83,6 +87,43 @@ def comparison_columns_html(
     return "".join(out)
 
 
+def spread_labels(ys: list[float], gap: float) -> list[float]:
+    """Label positions near ``ys`` (any order) at least ``gap`` apart, in the same order.
+
+    A stack of labels that would pile up is spread evenly around the stack's centre, so each
+    label stays as close to its own point as the gap allows.
+    """
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    out = [0.0] * len(ys)
+    blocks: list[list[int]] = []  # runs of labels, each run spaced by exactly `gap`
+    for i in order:
+        blocks.append([i])
+        while len(blocks) > 1:
+            a, b = blocks[-2], blocks[-1]
+            a_top = sum(ys[j] for j in a) / len(a) + gap * (len(a) - 1) / 2
+            b_bottom = sum(ys[j] for j in b) / len(b) - gap * (len(b) - 1) / 2
+            if b_bottom - a_top >= gap:
+                break
+            blocks[-2:] = [a + b]
+    for block in blocks:
+        centre = sum(ys[j] for j in block) / len(block)
+        for n, j in enumerate(block):
+            out[j] = centre + gap * (n - (len(block) - 1) / 2)
+    return out
+
+
+def _rank_ticks(top: int) -> list[int]:
+    """Tick ranks of the logarithmic axis: 1-10, then 20, 50, 100, 200, ... up to ``top``."""
+    ticks = list(range(1, min(top, 10) + 1))
+    step = 10
+    while step * 2 <= top:
+        for m in (2, 5, 10):
+            if step * m <= top and step * m not in ticks:
+                ticks.append(step * m)
+        step *= 10
+    return ticks + ([top] if top > ticks[-1] else [])
+
+
 def slope_figure(
     left: list[tuple[Any, int]],
     right: list[tuple[Any, int]],
@@ -92,41 +133,58 @@ def slope_figure(
     right_name: str,
     k: int = 10,
 ) -> go.Figure:
-    """Rank-shift (slope) chart of the union of two top-k lists.
+    """Rank-shift (slope) chart of the union of two top-k lists, on a logarithmic rank axis.
+
+    The top ranks keep room however deep the other list puts an item (rank 140 sits one decade
+    below rank 14), and every line is labelled on both sides with its sentence and its rank
+    there (``P3·S2 #140``), the labels spread so they never pile up.
 
     Args:
         left: ``[(key, rank)]`` of the reference ranking (all items).
         right: ``[(key, rank)]`` of the compared ranking (all items).
-        labels: hover text per key (plain text; escaped here).
+        labels: hover text per key (plain text; escaped here); the part before ``:`` labels
+            the line.
         roles: role per key (line colour).
-        left_name: x label of the left axis.
-        right_name: x label of the right axis.
+        left_name: name of the left axis.
+        right_name: name of the right axis.
         k: the top-k of either side that is drawn.
     """
     lr, rr = dict(left), dict(right)
-    keys = [key for key, r in left if r <= k] + [key for key, r in right if r <= k]
-    seen: set = set()
+    keys: list[Any] = []
+    for key in [key for key, r in left if r <= k] + [key for key, r in right if r <= k]:
+        if key not in keys and key in lr and key in rr:
+            keys.append(key)
     fig = go.Figure()
+    top = max([lr[x] for x in keys] + [rr[x] for x in keys] + [k])
+    height = max(380, 26 * len(keys) + 140)
+    # label spacing in log10 units: one label line (16 px) of the plot's height
+    span = math.log10(top + 0.5) - math.log10(0.8)
+    gap = span * 16 / max(1, height - 130)
+    for ranks, x_text, anchor in ((lr, 0.0, "right"), (rr, 1.0, "left")):
+        ys = spread_labels([math.log10(ranks[x]) for x in keys], gap)
+        for key, y in zip(keys, ys):
+            ref = labels.get(key, "").split(":")[0]
+            fig.add_annotation(
+                x=x_text,
+                y=y,
+                xref="x",
+                yref="y",
+                text=esc(f"{ref} #{ranks[key]}" if anchor == "left" else f"#{ranks[key]} {ref}"),
+                showarrow=False,
+                xanchor=anchor,
+                xshift=-10 if anchor == "right" else 10,
+                font={"size": 10.5, "color": role_color(roles.get(key))},
+            )
     for key in keys:
-        if key in seen or key not in lr or key not in rr:
-            continue
-        seen.add(key)
         a, b = lr[key], rr[key]
         color = role_color(roles.get(key))
-        width = 3 if a - b != 0 else 1.5
         fig.add_trace(
             go.Scatter(
-                x=[left_name, right_name],
+                x=[0, 1],
                 y=[a, b],
-                mode="lines+markers+text",
-                line={"color": color, "width": width},
+                mode="lines+markers",
+                line={"color": color, "width": 3 if a != b else 1.5},
                 marker={"size": 8, "color": color},
-                text=[
-                    esc(labels.get(key, "").split(":")[0]) if a <= k else "",
-                    esc(labels.get(key, "").split(":")[0]) if b <= k else "",
-                ],
-                textposition=["middle left", "middle right"],
-                textfont={"size": 10},
                 hovertext=[esc(short(labels.get(key, ""), 140))] * 2,
                 hoverinfo="text+y",
                 showlegend=False,
@@ -138,25 +196,35 @@ def slope_figure(
                 x=[None], y=[None], mode="lines", line={"color": color, "width": 3}, name=role
             )
         )
-    top = max([lr[k_] for k_ in seen] + [rr[k_] for k_ in seen] + [k])
+    ticks = _rank_ticks(top)
     fig.update_yaxes(
+        type="log",
         autorange=False,
-        range=[top + 0.5, 0.5],
-        title="rank (1 = best)",
-        dtick=1 if top <= 25 else 5,
+        range=[math.log10(top + 0.5), math.log10(0.8)],  # rank 1 on top
+        tickvals=ticks,
+        ticktext=[str(t) for t in ticks],
+        title="rank (1 = best; log scale)",
+        showgrid=True,
+        gridcolor="#eeeeee",
+    )
+    fig.update_xaxes(
+        range=[-0.9, 1.9],  # room for the labels on both sides
+        tickvals=[0, 1],
+        ticktext=[esc(left_name), esc(right_name)],
+        showgrid=False,
+        zeroline=False,
     )
     fig.update_layout(
-        height=max(360, 22 * min(top, 40) + 120),
-        margin={"l": 70, "r": 20, "t": 40, "b": 30},
+        height=height,
+        margin={"l": 60, "r": 20, "t": 40, "b": 40},
         title={
             "text": f"Rank shift: {esc(left_name)} → {esc(right_name)} (top-{k} of either)",
             "font": {"size": 14},
         },
-        legend={"orientation": "h", "y": -0.08},
+        legend={"orientation": "h", "y": -0.06},
         plot_bgcolor="white",
     )
-    fig.update_xaxes(showgrid=False, range=[-0.75, 1.75])  # room for labels on both sides
     return fig
 
 
-__all__ = ["comparison_columns_html", "shift_badge", "slope_figure"]
+__all__ = ["comparison_columns_html", "shift_badge", "slope_figure", "spread_labels"]

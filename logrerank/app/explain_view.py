@@ -11,16 +11,19 @@ from typing import Any
 
 from ..config import ROLE_NAMES
 from ..types import GraphEdge, Ranking, ScoredSentence
+from .labels import SATURATION_MARGIN
 from .viz import esc, fmt, relation_style, role_color, sentence_ref, short
 
 RELATION_PHRASES: dict[str, str] = {
     "similar": "sentence {src} in passage {src_p} says something similar (cosine {sim})",
-    "mentions": "sentence {src} mentions this passage's title",
-    "mentioned-by": "this sentence mentions the title of passage {src_p} (sentence {src})",
-    "shared-term": "sentence {src} in passage {src_p} shares a rare term with it",
+    "mentions": "sentence {src} names this passage{name}: “{said}”",
+    "mentioned-by": "this sentence names passage {src_p}{name} (sentence {src} is in it)",
+    "shared-term": "sentence {src} in passage {src_p} shares the rare term{s} {terms} with it",
 }
 """What an edge into a sentence means, by relation name (``{src}``: the source sentence,
-``{src_p}``: its passage number, ``{sim}``: the cosine, ``{rel}``: the relation name)."""
+``{src_p}``: its passage number, ``{sim}``: the cosine, ``{rel}``: the relation name,
+``{terms}``: the shared rare terms of a shared-term edge, ``{name}``: the passage name a
+mention found, ``{said}``: the mentioning sentence)."""
 
 IN_PASSAGE_PHRASE = "the previous sentence {src} of this passage ({rel}) passes its evidence on"
 OTHER_PHRASE = "sentence {src} is linked to it ({rel})"
@@ -34,11 +37,16 @@ INTENT_NOTE = (
 def edge_phrase(edge: GraphEdge, source: ScoredSentence, target: ScoredSentence) -> str:
     """What the edge ``source -> target`` tells about ``target``, in words (not escaped)."""
     sim = fmt(edge.similarity, 2)
+    terms = edge.terms or []
     fields = {
         "src": sentence_ref(source),
         "src_p": f"P{source.passage_idx + 1}",
         "sim": sim,
         "rel": edge.relation,
+        "terms": ", ".join(f"“{t}”" for t in terms[:4]) or "(not recorded)",
+        "s": "s" if len(terms) > 1 else "",
+        "name": f" (“{terms[0]}”)" if terms else "",
+        "said": short(edge.mention or source.text, 160),
     }
     template = RELATION_PHRASES.get(edge.relation)
     if template is None:
@@ -98,20 +106,13 @@ def explain_html(
     if s.global_score is not None and s.local_score is not None:
         delta = s.global_score - s.local_score
     local_rank = signals.get("local_rank")
-    bars = "".join(
-        f"<div style='display:flex;align-items:center;gap:6px;font-size:12px'>"
-        f"<span style='width:80px'>{esc(r)}</span>"
-        f"<span style='display:inline-block;height:10px;width:{160 * x:.0f}px;"
-        f"background:{role_color(r)}'></span>{x:.2f}</div>"
-        for r, x in zip(ROLE_NAMES, probs)
-    )
-    intent_bars = "".join(
-        f"<div style='display:flex;align-items:center;gap:6px;font-size:12px'>"
-        f"<span style='width:80px'>{esc(r)}</span>"
-        f"<span style='display:inline-block;height:10px;width:{160 * x:.0f}px;"
-        f"background:#999'></span>{x:.2f}</div>"
-        for r, x in zip(ROLE_NAMES, intent or [])
-    )
+    bars = "".join(_bar(r, x, role_color(r)) for r, x in zip(ROLE_NAMES, probs))
+    intent_bars = "".join(_bar(r, x, "#999") for r, x in zip(ROLE_NAMES, intent or []))
+    ce_name = signals.get("ce_name") or "cross-encoder"
+    ce_logit = signals.get("ce_logit")
+    ce = signals.get("ce")
+    near_end = ce is not None and min(ce, 1 - ce) <= SATURATION_MARGIN  # 0.98-0.999 say nothing
+    ce_raw = f" (raw logit {ce_logit:.2f})" if near_end and ce_logit is not None else ""
     why = why_lines(s, incoming, local_rank)
     moved = ""
     if local_rank:
@@ -141,17 +142,20 @@ def explain_html(
         + (f" (rank {local_rank} by local alone)" if local_rank else "")
         + "</td></tr>",
         f"<tr><td>graph correction</td><td>{'–' if delta is None else f'{delta:+.4f}'}</td></tr>",
-        f"<tr><td>cross-encoder (sentence)</td><td>{fmt(signals.get('ce'))}"
+        f"<tr><td>{esc(ce_name)} (sentence)</td><td>{fmt(ce)}{esc(ce_raw)}"
         + (f" (rank {signals['ce_rank']})" if signals.get("ce_rank") else "")
         + "</td></tr>",
         f"<tr><td>BM25 (sentence)</td><td>{fmt(signals.get('bm25'))}</td></tr>",
         "</table>",
-        "<div style='display:flex;gap:30px;margin-top:8px'>",
-        f"<div><div style='font-weight:600;font-size:13px'>role (eq. 3): {esc(s.role or '–')}</div>{bars}</div>",
-        f"<div style='max-width:360px'><div style='font-weight:600;font-size:13px'>question "
-        f"intent in this passage (eq. 2)</div>{intent_bars or '–'}"
-        f"<div class='lr-intent-note' style='font-size:11.5px;color:#555'>{esc(INTENT_NOTE)}"
-        "</div></div>",
+        "<div class='lr-panels' style='display:flex;flex-wrap:wrap;gap:12px 30px;margin-top:8px'>",
+        "<div class='lr-role' style='flex:1 1 240px;min-width:0;max-width:360px'>"
+        f"<div style='font-weight:600;font-size:13px'>role (eq. 3): {esc(s.role or '–')}</div>"
+        f"{bars}</div>",
+        "<div class='lr-intent' style='flex:1 1 240px;min-width:0;max-width:360px'>"
+        "<div style='font-weight:600;font-size:13px'>question intent in this passage (eq. 2)"
+        f"</div>{intent_bars or '–'}"
+        f"<div class='lr-intent-note' style='font-size:11.5px;color:#555;overflow-wrap:anywhere'>"
+        f"{esc(INTENT_NOTE)}</div></div>",
         "</div>",
     ]
     if why:
@@ -181,26 +185,49 @@ def explain_html(
     return "".join(out)
 
 
+def _bar(name: str, x: float, color: str) -> str:
+    """One labelled bar of a distribution; the track shrinks with the screen (no overflow)."""
+    return (
+        "<div style='display:flex;align-items:center;gap:6px;font-size:12px'>"
+        f"<span style='flex:0 0 80px'>{esc(name)}</span>"
+        "<span style='flex:0 1 160px;min-width:40px;height:10px'><span style='display:block;"
+        f"height:10px;width:{100 * max(0.0, min(1.0, x)):.0f}%;background:{color}'></span></span>"
+        f"<span>{x:.2f}</span></div>"
+    )
+
+
+def _link_detail(e: GraphEdge) -> str:
+    """What a link edge is, for the neighbour table: its shared terms or its mention."""
+    if e.relation == "shared-term" and e.terms:
+        return "shared: " + ", ".join(e.terms[:4])
+    if e.mention is not None:
+        return "names “" + (e.terms[0] if e.terms else "?") + "” in: " + short(e.mention, 100)
+    return ""
+
+
 def _neighbour_table(title: str, rows: list[tuple[GraphEdge, ScoredSentence]]) -> str:
     """A table of a sentence's graph neighbours: relation, attention per layer, rank, text."""
     if not rows:
         return f"<div style='margin-top:8px;font-size:13px'><b>{esc(title)}</b>: none</div>"
     out = [
         f"<div style='margin-top:10px;font-weight:600;font-size:13px'>{esc(title)}</div>",
-        "<table style='font-size:12.5px;border-collapse:collapse;width:100%'>",
+        "<div style='overflow-x:auto'><table style='font-size:12.5px;border-collapse:collapse;"
+        "width:100%'>",
         "<tr style='text-align:left;border-bottom:1px solid #ddd'><th>relation</th><th>α per layer</th>"
         "<th>neighbour</th><th>rank</th><th>global</th><th>text</th></tr>",
     ]
     for e, n in rows:
         att = ", ".join(f"{x:.2f}" for x in e.attention) if e.attention else "–"
         rel = e.relation + (f" (cos {e.similarity:.2f})" if e.similarity is not None else "")
+        detail = _link_detail(e)
+        rel += f" · {detail}" if detail else ""
         out.append(
             "<tr style='border-bottom:1px solid #f0f0f0'>"
             f"<td style='color:{relation_style(e.relation)['color']}'>{esc(rel)}</td>"
             f"<td>{esc(att)}</td><td>{esc(sentence_ref(n))}</td><td>{n.rank}</td>"
             f"<td>{fmt(n.global_score)}</td><td>{esc(short(n.text, 140))}</td></tr>"
         )
-    out.append("</table>")
+    out.append("</table></div>")
     return "".join(out)
 
 

@@ -3,7 +3,12 @@
 Nodes are sentences (colour = role, size = the sort score, thick border = top-K context unit),
 placed in one box per passage (:mod:`.graph_layout`, fixed positions, no physics); edges are the
 graph's relations, styled by :data:`~logrerank.app.viz.RELATION_STYLES` (arrows for directed
-relations, one dashed link per symmetric pair). The legend sits above the canvas (collapsible).
+relations, one dashed link per symmetric pair). The page bends every edge around the nodes it
+would cross (vis-network curved edges, the bend tested against each node; in-passage arrows
+and links bend to opposite sides, and a directed pair's two arrows never overlap). An edge's
+tooltip says what links it: the shared rare terms of a shared-term link, the passage name and
+the mentioning sentence of a mention. The legend sits above the canvas (collapsible); clicking
+a relation in it hides or shows that relation's edges.
 The page is rendered from ``graph_template.html`` (package data, read with
 :func:`logrerank.resources.package_path`) and pyvis' bundled vis-network, so it needs no CDN;
 data enters the page only through Jinja's ``tojson`` (see :mod:`logrerank.app.viz` on escaping).
@@ -116,6 +121,8 @@ def graph_legend_html(
         "context unit · box = passage P# (LoG passage rank)</span></div>"
         f"<div><b>In passage</b> (next sentence) {''.join(inside) or '–'}</div>"
         f"<div><b>Across passages</b> (↔ pair = 1 link) {''.join(across) or '–'}</div>"
+        "<div class='wh'>click a relation to hide or show its edges · hover an edge for what "
+        "links it (shared terms, the mentioning sentence)</div>"
         "</details>"
     )
 
@@ -235,8 +242,10 @@ def _add_edges(net, edges: list[GraphEdge], shown: set[int], ranking: Ranking) -
         att = e.attention or []
         a = sum(att) / len(att) if att else None
         u, v = by_node[e.source], by_node[e.target]
-        where = f"in passage {u.passage_idx + 1}" if u.passage_idx == v.passage_idx else "link"
+        inside = u.passage_idx == v.passage_idx
+        where = f"in passage {u.passage_idx + 1}" if inside else "link"
         title = f"{e.relation} ({where}): {sentence_ref(u)} → {sentence_ref(v)}"
+        title += edge_detail(e)
         if att:
             title += "\nattention into target per layer: " + ", ".join(f"{x:.2f}" for x in att)
         net.add_edge(
@@ -247,12 +256,15 @@ def _add_edges(net, edges: list[GraphEdge], shown: set[int], ranking: Ranking) -
             dashes=style["dash"] or False,
             arrows="to",
             title=title,
+            relation=e.relation,  # the legend's toggles hide edges by relation
+            # links bend the other way from the in-passage arrows (the page routes around nodes)
+            bend="curvedCW" if inside else "curvedCCW",
         )
     for (rel, u, v), group in pairs.items():
         sim = next((e.similarity for e in group if e.similarity is not None), None)
         su, sv = by_node[u], by_node[v]
         head = f"{rel}" + (f", cosine {fmt(sim, 2)}" if sim is not None else "")
-        title = f"{head}: {sentence_ref(su)} ↔ {sentence_ref(sv)}"
+        title = f"{head}: {sentence_ref(su)} ↔ {sentence_ref(sv)}" + edge_detail(group[0])
         for e in sorted(group, key=lambda e: (e.source, e.target)):
             if e.attention:
                 title += (
@@ -269,7 +281,20 @@ def _add_edges(net, edges: list[GraphEdge], shown: set[int], ranking: Ranking) -
             dashes=style["dash"] or True,
             arrows={"to": {"enabled": False}},
             title=title,
+            relation=rel,
+            bend="curvedCW",
         )
+
+
+def edge_detail(e: GraphEdge) -> str:
+    """Tooltip lines saying what a link edge is: the shared rare terms, or the passage name and
+    the mentioning sentence (plain text; empty for other relations)."""
+    if e.relation == "shared-term":
+        return "\nshared rare terms: " + (", ".join(e.terms[:6]) if e.terms else "not recorded")
+    if e.mention is not None:
+        name = f"“{e.terms[0]}”" if e.terms else "the passage"
+        return f"\nnames {name} in: {short(e.mention, 300)}"
+    return ""
 
 
 def graph_iframe(document: str, height_px: int = 720) -> str:

@@ -27,7 +27,7 @@ from ..context import apply_budget, estimate_tokens
 from ..io import parse_passages_text, prepare_input, read_passages_file
 from ..resources import package_path
 from ..types import InputError, Passage, Ranking, ScoredSentence, json_safe
-from . import context_view, explain_view, graph_view, heat_view, tables, viz
+from . import context_view, explain_view, graph_view, heat_view, labels, tables, viz
 from .state import Backend, Knobs, Result, Session
 
 log = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ def _failed(message: str, session: Session) -> Result:
         if session.ranking is not None
         else ""
     )
-    return Result(status=viz.error_html(message) + kept, ok=False, session=session)
+    return Result(status=viz.error_html(message) + kept, ok=False, session=session, error=message)
 
 
 def recompute(backend: Backend, session: Session | None, knobs: Knobs) -> Result:
@@ -214,6 +214,7 @@ def explain(session: Session | None, node: Any) -> str:
         intent = ranking.intent_by_passage[s.passage_idx]
     signals = dict(session.signals.get(s.node, {}))
     signals["local_rank"] = session.local_ranks.get(s.node)
+    signals["log_name"], signals["ce_name"] = session.names
     return explain_view.explain_html(s, ranking, incoming, outgoing, intent, signals)
 
 
@@ -307,7 +308,10 @@ def _rank_and_render(
     timings["ce-stage (baseline)"] = t_stage
     timings["LoG graph stages (this call)"] = t_rank
     links = viz.link_counts(ranking.edges)
-    summary = [source] if source else []
+    log_name, ce_name = labels.log_label(knobs.switches), labels.ce_label(backend, choice)
+    session.names = (log_name, ce_name)
+    summary = [f"Ranking: {log_name} · compared with: the {ce_name} and BM25"]
+    summary += [source] if source else []
     summary.append(
         f"{len(ranking.sentences)} sentences in {len(ranking.passages)} passages · "
         + ("encodings cached" if from_cache else "encodings computed")
@@ -363,7 +367,7 @@ def _rank_and_render(
         for s in ranking.sentences
     ]
     first = ranking.sentences[0].node if ranking.sentences else None
-    compare, metrics, slope = tables.comparison(ranking, local, rankings, knobs)
+    compare, metrics, slope = tables.comparison(ranking, local, rankings, knobs, ce_name)
     return Result(
         status=status,
         graph=_graph(session),
@@ -381,6 +385,9 @@ def _rank_and_render(
         explain_value=first,
         explain=explain(session, first) if first is not None else "",
         session=session,
+        table_label=f"Sentences ranked by {log_name} · score = what the ranking is sorted by · "
+        f"Δ vs CE > 0: {log_name} ranks it higher than the {ce_name}",
+        metrics_label=f"Agreement with {log_name} (n/a: every item fits in the top k, or too few)",
     )
 
 

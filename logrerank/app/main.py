@@ -26,8 +26,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import gradio as gr  # noqa: E402
 
 from ..memory import freeze_startup_objects  # noqa: E402
+from . import api, viz  # noqa: E402
 from . import handlers as ui  # noqa: E402
-from . import viz  # noqa: E402
 from .state import (  # noqa: E402
     ABLATIONS,
     DETAIL_COLUMNS,
@@ -52,9 +52,10 @@ network over the sentences of all passages. Examples are illustrative texts writ
 
 EMPTY_STATE = (
     "<div class='lr-empty' style='font-size:14px;padding:8px 10px;background:#f3f7ff;"
-    "border-left:4px solid #2C7FB8;margin-bottom:6px'><b>Start here:</b> click an example on "
-    "the left (it loads and runs), or type a question, paste passages separated by blank lines "
-    "and press <b>Rerank</b>. The ranked sentences appear here; the other tabs show the sentence "
+    "border-left:4px solid #2C7FB8;margin-bottom:6px'><b>Start here:</b> click an example "
+    "<span class='lr-wide'>on the left</span><span class='lr-narrow'>above</span> under "
+    "<i>Try an example</i> (it loads and runs), or type a question, paste passages separated by "
+    "blank lines and press <b>Rerank</b>. The ranked sentences appear here; the other tabs show the sentence "
     "graph, the comparison with a cross-encoder and BM25, the context an LLM would receive and "
     "why a sentence sits where it does.</div>"
 )
@@ -65,8 +66,12 @@ CSS = """
 #table th .header { white-space: nowrap; word-break: keep-all; overflow-wrap: normal; }
 #table td span, #details td span { font-family: var(--font); }
 .lr-examples button { white-space: normal; }
+.lr-narrow { display: none; }
+#explain .lr-explain { overflow-wrap: anywhere; }
 @media (max-width: 640px) {
   #results-tabs .tab-container button { padding-left: 5px; padding-right: 5px; font-size: 13px; }
+  .lr-wide { display: none; }
+  .lr-narrow { display: inline; }
 }
 """
 
@@ -93,11 +98,11 @@ def _emit(res: Result) -> tuple[Any, ...]:
     return (
         res.status,
         res.graph,
-        res.table,
+        gr.Dataframe(value=res.table, label=res.table_label or None),
         res.heat,
         res.compare,
         res.slope,
-        res.metrics,
+        gr.Dataframe(value=res.metrics, label=res.metrics_label or None),
         res.tokens,
         res.context_prompt,
         res.context_json,
@@ -137,8 +142,9 @@ def rerank(
     min_score: float = DEFAULT.min_score,
     cross_encoder: str = "",
 ):
-    """Rerank the passages for the question (named API endpoint ``/rerank``); ``cross_encoder``
-    is the comparison's cross-encoder (``bundled``, ``twin`` or a folder; empty = default)."""
+    """Rerank the passages for the question (the page's event; scripts use ``/rerank``,
+    :mod:`logrerank.app.api`); ``cross_encoder`` is the comparison's cross-encoder (``bundled``,
+    ``twin`` or a folder; empty = default)."""
     knobs = _knobs(
         top_k,
         tau_sim,
@@ -358,9 +364,9 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
         session,
     ]
     assert len(outputs) == N_OUTPUTS
-    run.click(rerank, inputs, outputs, api_name="rerank").then(
-        None, None, None, js=SCROLL_TO_RESULTS
-    )
+    # the page's own event; scripts call the JSON endpoint /rerank (logrerank/app/api.py)
+    gr.api(api.make_rerank(BACKEND, DEFAULT, GRAPH_CFG), api_name="rerank")
+    run.click(rerank, inputs, outputs, api_name=False).then(None, None, None, js=SCROLL_TO_RESULTS)
     question.submit(rerank, inputs, outputs, api_name=False).then(
         None, None, None, js=SCROLL_TO_RESULTS
     )

@@ -347,6 +347,8 @@ class Session:
     knobs: Knobs = field(default_factory=Knobs)
     encodes: int = 0  # transformer passes in this session
     recomputes: int = 0  # graph-stage recomputations from cache
+    # what the headers call LoG (with its ablations) and the comparison's cross-encoder
+    names: tuple[str, str] = ("LoG", "cross-encoder")
 
 
 @dataclass
@@ -370,6 +372,10 @@ class Result:
     explain_value: int | None = None
     explain: str = ""
     session: Session = field(default_factory=Session)
+    # headers naming the active LoG ablation and cross-encoder (logrerank/app/labels.py)
+    table_label: str = ""
+    metrics_label: str = ""
+    error: str = ""  # the plain message of a failed call (the API raises it)
 
 
 __all__ = [

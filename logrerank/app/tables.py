@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..evaluation.metrics import kendall_tau, overlap_at
 from ..types import Ranking
-from . import compare_view, viz
+from . import compare_view, labels, viz
 from .state import DETAIL_COLUMNS, METRIC_COLUMNS, TABLE_COLUMNS, Knobs
 
 SENT_CE, SENT_BM25 = "cross-encoder (sentences)", "BM25 (sentences)"
@@ -39,6 +39,8 @@ def baseline_signals(ranking: Ranking, baselines: dict[str, Ranking]) -> dict[in
             if n is not None:
                 out[n][key] = s.score
                 out[n][key + "_rank"] = s.rank
+                if key == "ce" and "cross_encoder_logit" in s.extra:
+                    out[n]["ce_logit"] = s.extra["cross_encoder_logit"]
     return out
 
 
@@ -115,9 +117,15 @@ def passage_ranks(rankings: dict[str, Ranking]) -> dict[str, dict[int, int]]:
 
 
 def comparison(
-    ranking: Ranking, local: Ranking, rankings: dict[str, Ranking], knobs: Knobs
+    ranking: Ranking,
+    local: Ranking,
+    rankings: dict[str, Ranking],
+    knobs: Knobs,
+    ce_name: str = "cross-encoder",
 ) -> tuple[str, pd.DataFrame, Any]:
-    """Side-by-side top-10 lists, overlap / Kendall tau table and the slope chart.
+    """Side-by-side top-10 lists, overlap / Kendall tau table and the slope chart, every header
+    naming the active cross-encoder and LoG's ablations (:mod:`.labels`). Where a ranker's
+    calibrated scores saturate (:func:`~.labels.saturated`) its raw logits are shown too.
 
     Args:
         ranking: the LoG ranking.
@@ -125,45 +133,51 @@ def comparison(
         rankings: the baselines' rankings by name (``cross-encoder-sent``, ``bm25-sent``,
             ``ce-stage``, ``bm25``, ``evidence-graph``; missing ones are left out).
         knobs: the current knobs (ablation switches, blend weight).
+        ce_name: what the comparison's cross-encoder is called (:func:`~.labels.ce_label`).
 
     Returns:
         ``(html, metrics table, slope figure or None)``.
     """
 
-    def sent_items(r: Ranking) -> list[tuple[Any, str, str, str | None, float | None]]:
+    def sent_items(r: Ranking) -> list[tuple[Any, str, str, str | None, Any]]:
+        raw = _raw_logits(r.sentences)
         return [
-            ((s.passage_idx, s.sent_idx), viz.sentence_ref(s), s.text, s.role, s.score)
+            ((s.passage_idx, s.sent_idx), viz.sentence_ref(s), s.text, s.role, _shown(s, raw))
             for s in r.sentences
         ]
 
     role_of = {(s.passage_idx, s.sent_idx): s.role for s in ranking.sentences}
     text_of = {(s.passage_idx, s.sent_idx): s.text for s in ranking.sentences}
-    log_name = "LoG (global)" if "graph stage (GAT)" in knobs.switches else "LoG (local only)"
+    log_name = labels.log_label(knobs.switches)
     sent_cols = [{"name": log_name, "items": sent_items(ranking)}]
     ce = rankings.get("cross-encoder-sent")
     if ce is not None:
-        sent_cols.append({"name": SENT_CE, "items": sent_items(ce), "note": _note(ce)})
+        sent_cols.append(
+            {"name": f"{ce_name} (sentences)", "items": sent_items(ce), "note": _note(ce)}
+        )
     bm = rankings.get("bm25-sent")
     if bm is not None:
         sent_cols.append({"name": SENT_BM25, "items": sent_items(bm)})
     for c in sent_cols:
         c["items"] = [(k, lab, t, role_of.get(k), sc) for k, lab, t, _, sc in c["items"]]
 
-    def pass_items(r: Ranking) -> list[tuple[Any, str, str, str | None, float | None]]:
+    def pass_items(r: Ranking) -> list[tuple[Any, str, str, str | None, Any]]:
         out = []
+        raw = _raw_logits(r.passages_ranked)
         for p in r.passages_ranked:
             title = r.passages[p.passage_idx].title
             text = r.passages[p.passage_idx].text
             label = f"P{p.passage_idx + 1}" + (f" · {title}" if title else "")
-            out.append((p.passage_idx, label, "" if title else text, None, p.score))
+            out.append((p.passage_idx, label, "" if title else text, None, _shown(p, raw)))
         return out
 
     stage = rankings.get("ce-stage")
-    pass_cols = [{"name": PASS_LOG, "items": pass_items(ranking)}]
+    pass_log = f"{log_name} (best sentence)"
+    pass_cols = [{"name": pass_log, "items": pass_items(ranking)}]
     if stage is not None:
         pass_cols.append(
             {
-                "name": f"{PASS_STAGE} (BM25 top-25 → CE, blend {knobs.blend:.2f})",
+                "name": f"{ce_name} stage (BM25 top-25 → CE, blend {knobs.blend:.2f})",
                 "items": pass_items(stage),
                 "note": _note(stage),
             }
@@ -176,15 +190,17 @@ def comparison(
 
     n_s, n_p = len(ranking.sentences), len(ranking.passages_ranked)
     html_parts = [
+        f"<div class='lr-compare-head' style='font-weight:600;font-size:14px'>{viz.esc(log_name)}"
+        f" compared with the {viz.esc(ce_name)} and BM25</div>"
         "<div class='lr-compare-note' style='font-size:13px;color:#444'>Arrows compare each "
         "list with LoG: ▲n = this ranker puts the item n places higher than LoG, ▼n = lower, "
-        "= the same place. The number after an item is that ranker's own score. Left border = "
-        "role.</div>",
+        "= the same place. The number after an item is that ranker's own score (with its raw logit "
+        "where the calibrated scores saturate). Left border = role.</div>",
         compare_view.comparison_columns_html(
             f"Sentences: top-{min(10, n_s)} of {n_s}", sent_cols, log_name
         ),
         compare_view.comparison_columns_html(
-            f"Passages: top-{min(10, n_p)} of {n_p}", pass_cols, PASS_LOG
+            f"Passages: top-{min(10, n_p)} of {n_p}", pass_cols, pass_log
         ),
     ]
 
@@ -192,7 +208,7 @@ def comparison(
     log_p = [p.passage_idx for p in ranking.passages_ranked]
     rows = []
     for name, r in (
-        ("cross-encoder (sentences)", ce),
+        (f"{ce_name} (sentences)", ce),
         ("BM25 (sentences)", bm),
         ("LoG local only", local),
     ):
@@ -201,7 +217,7 @@ def comparison(
         other = [(s.passage_idx, s.sent_idx) for s in r.sentences]
         rows.append(["sentence", name, *agreement(log_s, other)])
     for key, name in (
-        ("ce-stage", "cross-encoder stage"),
+        ("ce-stage", f"{ce_name} stage"),
         ("bm25", "BM25"),
         ("evidence-graph", "evidence-graph selector"),
     ):
@@ -215,10 +231,8 @@ def comparison(
     if ce is not None:
         left = [((s.passage_idx, s.sent_idx), s.rank) for s in ce.sentences]
         right = [((s.passage_idx, s.sent_idx), s.rank) for s in ranking.sentences]
-        labels = {k: f"P{k[0] + 1}·S{k[1] + 1}: {t}" for k, t in text_of.items()}
-        slope = compare_view.slope_figure(
-            left, right, labels, role_of, "cross-encoder", log_name, k=10
-        )
+        names = {k: f"P{k[0] + 1}·S{k[1] + 1}: {t}" for k, t in text_of.items()}
+        slope = compare_view.slope_figure(left, right, names, role_of, ce_name, log_name, k=10)
     return "".join(html_parts), metrics, slope
 
 
@@ -237,12 +251,29 @@ def agreement(a: list[Any], b: list[Any]) -> list[Any]:
     return [n, ov(5), ov(10), tau_s]
 
 
+def _raw_logits(items: list[Any], k: int = 10) -> bool:
+    """Whether a list's shown scores saturate and it has raw logits to show instead."""
+    top = items[:k]
+    has_logit = all("cross_encoder_logit" in x.extra for x in top)
+    return bool(top) and has_logit and labels.saturated(x.score for x in top)
+
+
+def _shown(item: Any, raw: bool) -> Any:
+    """The score shown beside an item: the calibrated score, or with its raw logit."""
+    if not raw:
+        return item.score
+    return f"{viz.fmt(item.score)} · logit {item.extra['cross_encoder_logit']:.2f}"
+
+
 def _note(r: Ranking) -> str:
-    """A column note: degraded (with its warnings) or untrained, else empty."""
+    """A column note: degraded (with its warnings), untrained, or saturated scores, else empty."""
     if r.info.get("degraded"):
         return "degraded: " + "; ".join(r.warnings)
     if r.info.get("trained") is False:
         return "untrained model"
+    for items in (r.sentences, r.passages_ranked):
+        if _raw_logits(items):
+            return "calibrated scores saturate at the top: raw logits shown beside them"
     return ""
 
 

@@ -409,12 +409,23 @@ def test_explain_says_what_a_mentions_edge_means():
     target = by[0]
     incoming = [(e, by[e.source]) for e in r.edges if e.target == 0]
     lines = explain_view.why_lines(target, incoming, local_rank=3)
-    assert lines[0] == "moved up: sentence P2·S1 mentions this passage's title (α 0.45)"
-    assert "previous sentence P1·S2" in lines[1] and "shares a rare term" in lines[2]
+    said = by[2].text  # no recorded mention: the source sentence is the mentioning one
+    assert lines[0] == f"moved up: sentence P2·S1 names this passage: “{said}” (α 0.45)"
+    assert "previous sentence P1·S2" in lines[1] and "shares the rare term" in lines[2]
     html_out = explain_view.explain_html(target, r, incoming, [], None, {"local_rank": 3})
-    assert "Why it moved" in html_out and "mentions this passage&#x27;s title" in html_out
-    back = r.edges[0].__class__(0, 2, "mentioned-by", 9)
-    assert "mentions the title of passage P1" in explain_view.edge_phrase(back, by[0], by[2])
+    assert "Why it moved" in html_out and "names this passage" in html_out
+    back = r.edges[0].__class__(0, 2, "mentioned-by", 9, terms=["cohort"])
+    assert "this sentence names passage P1 (“cohort”)" in explain_view.edge_phrase(
+        back, by[0], by[2]
+    )
+    # a shared-term edge names its terms, a mention edge its mentioning sentence
+    shared = r.edges[0].__class__(3, 0, "shared-term", 10, terms=["metformin", "insulin"])
+    phrase = explain_view.edge_phrase(shared, by[3], by[0])
+    assert "shares the rare terms “metformin”, “insulin” with it" in phrase
+    m = r.edges[0].__class__(2, 0, "mentions", 8, terms=["cohort"], mention="See the Cohort.")
+    assert explain_view.edge_phrase(m, by[2], by[0]) == (
+        "sentence P2·S1 names this passage (“cohort”): “See the Cohort.”"
+    )
 
 
 def test_large_pool_graph_shows_top_sentences_grouped_by_passage(backend):
@@ -493,11 +504,14 @@ def test_comparison_says_na_and_arrows_are_against_log(result):
     assert (passage["overlap@10"] == "n/a").all() and (passage["items"] == 7).all()
     assert (passage["overlap@5"] != "n/a").all()
     assert tables.agreement([1], [1]) == [1, "n/a", "n/a", "n/a"]
-    assert "than LoG (global)" in result.compare or "as LoG (global)" in result.compare
-    assert "the cross-encoder" not in result.compare.split("Sentences")[0]
+    assert "than LoG'" in result.compare or "as LoG'" in result.compare
+    note = result.compare.split("Sentences")[0].split("lr-compare-note")[1]
+    assert "the cross-encoder" not in note  # the arrows compare with LoG
     assert result.compare.count("class='lr-score'") >= 30
-    texts = [t.text for t in result.slope.data if t.text]
-    assert any(t[0] for t in texts) and any(len(t) > 1 and t[1] for t in texts)
+    # the slope chart labels every line on both sides, with its rank there
+    anns = result.slope.layout.annotations
+    assert {a.x for a in anns} == {0.0, 1.0}
+    assert all(re.search(r"#\d+", a.text) for a in anns)
 
 
 def test_input_source_and_errors_keep_the_session(backend, example, tmp_path):
