@@ -138,11 +138,10 @@ def bf16_supported(device: torch.device) -> bool:
 def autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
     """The autocast dtype for ``precision`` ("auto", "bf16", "fp32"), or None for fp32.
 
-    "auto" uses bf16 where it is faster than fp32: CUDA with bf16, and CPUs where
-    :func:`cpu_bf16_is_faster` says so (AMX tiles, or a measured bf16 matmul that beats fp32,
-    as on AMD Zen 4's AVX512-BF16; on Intel CPUs with AVX512-BF16 but no AMX it was slower,
-    bench/README.md, "A CPU without AMX"), fp32 elsewhere. "bf16" uses bf16 wherever it is
-    supported at all; where it is not it also falls back to fp32 (the pipeline reports it as a
+    "auto" uses bf16 where it is faster than fp32: CUDA with bf16, and CPUs with AMX tiles
+    (:func:`cpu_bf16_is_faster`; without AMX bf16 was slower or no faster, bench/README.md,
+    "A CPU without AMX"), fp32 elsewhere. The rule reads the hardware only, so it is the same
+    in every process. "bf16" uses bf16 wherever it is supported at all; where it is not it also falls back to fp32 (the pipeline reports it as a
     warning).
     """
     if precision == "fp32":
@@ -164,45 +163,15 @@ def amx_supported() -> bool:
         return False
 
 
-_BF16_FASTER: bool | None = None
-
-
 def cpu_bf16_is_faster() -> bool:
-    """Whether bf16 autocast beats fp32 on this CPU (decided once per process).
+    """Whether ``precision: "auto"`` runs bf16 autocast on this CPU: only with AMX tiles.
 
-    True with AMX tiles. Otherwise a short probe (about 0.1 s, run once): a MiniLM-sized
-    linear layer (2,048 token rows, 384 -> 1,536) timed in fp32 and under bf16 autocast, best of
-    three each; bf16 wins when it is at least 15 % faster.
+    A hardware fact, so every process on a machine decides the same way and the same input gives
+    the same scores in any process (a timing probe would flip with the machine's load; the
+    bf16 and fp32 scores differ by up to about 2e-3). Set ``precision: "bf16"`` where bf16 is
+    faster without AMX (e.g. some AVX512-BF16 CPUs).
     """
-    global _BF16_FASTER
-    if _BF16_FASTER is None:
-        _BF16_FASTER = amx_supported() or _probe_bf16_speedup() >= 1.15
-    return _BF16_FASTER
-
-
-def _probe_bf16_speedup() -> float:
-    """fp32 time / bf16 time of one MiniLM-sized linear layer on this CPU (0 when bf16 fails)."""
-    import time
-
-    try:
-        with torch.inference_mode(), torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
-            layer = torch.nn.Linear(384, 1536)
-            x = torch.randn(2048, 384)
-
-            def best(bf16: bool) -> float:
-                times = []
-                for _ in range(4):
-                    t0 = time.perf_counter()
-                    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-                        layer(x)
-                    times.append(time.perf_counter() - t0)
-                return min(times[1:])  # the first call warms up
-
-            fp32, bf16 = best(False), best(True)
-        return fp32 / bf16 if bf16 > 0 else 0.0
-    except Exception:
-        return 0.0
+    return amx_supported()
 
 
 def autocast(device: torch.device, dtype: torch.dtype | None) -> contextlib.AbstractContextManager:

@@ -186,7 +186,7 @@ def rare_vocabulary(
     P = max(passage_of) + 1
     df: dict[str, set[int]] = {}
     for u, ts in enumerate(terms):
-        for t in ts:
+        for t in sorted(ts):  # sets of str iterate in a per-process (hash seed) order
             df.setdefault(t, set()).add(passage_of[u])
     table = background_df()
     vocab: dict[str, float] = {}
@@ -224,7 +224,7 @@ def shared_term_edges(
     col = {t: i for i, t in enumerate(vocab)}
     rows, cols, vals = [], [], []
     for u, ts in enumerate(terms):
-        for t in ts:
+        for t in sorted(ts):  # hash-seed independent column order and summation order
             if t in col:
                 rows.append(u)
                 cols.append(col[t])
