@@ -17,19 +17,17 @@ from torch_geometric.data import Data
 from .config import GlobalConfig, GraphConfig, LoGConfig
 from .graph import build_graph
 from .lexical import pool_lexical
-from .links import pool_links, titled_fraction
+from .links import pool_links
 from .results import Encoded
+from .routing import MULTI, SINGLE, pool_route
 
-MULTI, SINGLE = "multi-passage", "single-passage"
-"""Names of the two global stages of a routed model (:func:`route`)."""
+__all__ = ["MULTI", "SINGLE", "graph_inputs", "global_scores", "route", "stage_graph"]
 
 
 def route(config: LoGConfig, enc: Encoded) -> str:
-    """Which global stage ranks a pool: :data:`SINGLE` when the model has a single-passage
-    stage (``config.single.min_titled`` > 0) and fewer than that share of the pool's passages
-    have a usable title, else :data:`MULTI` (the main stage, ``config.global_``)."""
-    m = config.single.min_titled
-    return SINGLE if m > 0 and titled_fraction(enc.passages) < m else MULTI
+    """Which global stage ranks a pool (:data:`SINGLE` or :data:`MULTI`): the ``stage`` of its
+    :func:`logrerank.routing.pool_route`."""
+    return pool_route(config, enc.passages).stage
 
 
 def stage_configs(config: LoGConfig, stage: str) -> tuple[GraphConfig, GlobalConfig]:

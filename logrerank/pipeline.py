@@ -27,7 +27,7 @@ from .config import ContextConfig, GraphConfig, LoGConfig
 from .context import build_context
 from .global_model import GlobalReranker
 from .graph import PAPER_RELATIONS
-from .graph_inputs import SINGLE, global_scores, graph_inputs, route, stage_graph
+from .graph_inputs import SINGLE, global_scores, graph_inputs, stage_graph
 from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
 from .links import annotate_edges
@@ -43,9 +43,9 @@ from .results import (
     final_logits,
     graph_edges,
     passage_logits,
-    pool_lexical_weight,
     unscored_sentences,
 )
+from .routing import pool_route
 from .runtime.local_runtime import sync_local_runtime
 from .segment_cache import SegmentCache
 from .tokenize import tokenize
@@ -383,7 +383,8 @@ class LoGReranker(nn.Module):
             passage_head: False = passages ranked by their best sentence (no learned head).
         """
         cfg = self.config
-        stage = route(cfg, enc)
+        path = pool_route(cfg, enc.passages)  # every routing decision, once (logrerank/routing.py)
+        stage = path.stage
         gcfg, stage_cfg = stage_graph(cfg, stage, graph)
         if cross_passage is not None:
             gcfg.cross_passage = cross_passage
@@ -407,9 +408,7 @@ class LoGReranker(nn.Module):
 
         t0 = time.perf_counter()
         scfg = cfg.score
-        # the lexical prior of untitled pools (score.lexical_weight; logrerank/scoring.py)
-        lex_w = pool_lexical_weight(scfg, enc.passages)
-        logits = final_logits(enc, l_global, scfg, lex_w)
+        logits = final_logits(enc, l_global, scfg, path.lexical_weight)
         head = self.passage_head if passage_head is not False else None
         ranking = build_ranking(
             enc, torch.sigmoid(logits), torch.sigmoid(enc.local_logits), z_global, ranker,
@@ -429,8 +428,7 @@ class LoGReranker(nn.Module):
         timings["context"] = time.perf_counter() - t0
         timings["total"] = sum(v for k, v in timings.items() if k != "total")
         ranking.timings = timings
-        used = stage if use_global else None
-        ranking.info = call_info(self, enc, data, gcfg, used, lex_w, head is not None)
+        ranking.info = call_info(self, enc, data, gcfg, path, use_global, head is not None)
         if not cfg.trained:
             ranking.warnings.append("model is untrained: " + self.source)
         return ranking

@@ -56,11 +56,11 @@ def unscored_sentences(spans: list[list[Span]]) -> tuple[list[ScoredSentence], T
 
 
 def pool_lexical_weight(score: ScoreConfig, passages: list[Passage]) -> float:
-    """``w`` of the lexical prior for a pool: ``score.lexical_weight`` when fewer than
-    ``score.lexical_max_titled`` of the passages have a title, else 0 (docs/method.md)."""
+    """``w`` of the lexical prior for a pool (:func:`logrerank.routing.lexical_weight_for`)."""
     from .links import titled_fraction
+    from .routing import lexical_weight_for
 
-    return score.lexical_weight if titled_fraction(passages) < score.lexical_max_titled else 0.0
+    return lexical_weight_for(score, titled_fraction(passages))
 
 
 def passage_logits(head, enc: Encoded, logits: Tensor) -> tuple[Tensor, Tensor] | None:
@@ -228,9 +228,7 @@ def graph_edges(data, attention: list[Tensor] | None) -> list[GraphEdge]:
     ]
 
 
-def call_info(
-    model, enc: Encoded, data, gcfg, stage: str | None, lexical_weight: float, head: bool = False
-) -> dict:
+def call_info(model, enc: Encoded, data, gcfg, route, use_global: bool, head: bool) -> dict:
     """``Ranking.info`` of one :meth:`~logrerank.pipeline.LoGReranker.rank_encoded` call: the
     model and config facts the app and the CLI display.
 
@@ -239,12 +237,11 @@ def call_info(
         enc: the local stage's output.
         data: the sentence graph that was built.
         gcfg: the graph settings used.
-        stage: the global stage that ran (:func:`logrerank.graph_inputs.route`), None = local only.
-        lexical_weight: w of the lexical prior applied to this pool.
+        route: the pool's :class:`~logrerank.routing.PoolRoute`.
+        use_global: whether the global stage ran.
         head: whether the learned passage score ranked the passages.
     """
     from .graph import edge_counts
-    from .links import titled_fraction
 
     return {
         "model": model.source,
@@ -252,12 +249,13 @@ def call_info(
         "device": str(model.device_),
         "precision": str(model._autocast_dtype_used()).replace("torch.", ""),
         "runtime": model.runtime_in_use,
-        "use_global": stage is not None,
-        "global_stage": stage,
-        "titled_fraction": round(titled_fraction(enc.passages), 4),
+        "use_global": use_global,
+        "global_stage": route.stage if use_global else None,
+        "titled_fraction": round(route.titled_fraction, 4),
+        "route": {**dataclasses.asdict(route), "describe": route.describe()},
         "graph": dataclasses.asdict(gcfg),
         "score": dataclasses.asdict(model.config.score),
-        "lexical_weight": lexical_weight,
+        "lexical_weight": route.lexical_weight,
         "passage_head": head,
         "num_nodes": int(data.num_nodes),
         "edge_counts": edge_counts(data),

@@ -29,12 +29,13 @@ import torch
 
 from ..config import PassageConfig
 from ..evaluation.metrics import ndcg_at_k
-from ..graph_inputs import SINGLE, global_scores, graph_inputs, route, stage_graph
+from ..graph_inputs import SINGLE, global_scores, graph_inputs, stage_graph
 from ..jsonconfig import ConfigError, JsonConfig
 from ..lexical import pool_lexical
 from ..losses import softmax_pool_loss
 from ..passage_head import PassageHead, passage_features
-from ..results import final_logits, pool_lexical_weight
+from ..results import final_logits
+from ..routing import pool_route
 from .common import make_optimizer, set_seed
 from .encode_cache import encode_cached
 
@@ -86,16 +87,16 @@ def sentence_logits(model, enc, use_global: bool) -> torch.Tensor:
     """``[N]`` final sentence logits of an encoded pool, as :meth:`~logrerank.pipeline.
     LoGReranker.rank_encoded` computes them before the passage head."""
     cfg = model.config
+    path = pool_route(cfg, enc.passages)
     l_global = None
     if use_global:
-        stage = route(cfg, enc)
+        stage = path.stage
         gcfg, stage_cfg = stage_graph(cfg, stage, None)
         data, lex = graph_inputs(cfg, enc, gcfg, True, stage_cfg)
         gm = model.global_single if stage == SINGLE else model.global_model
         with torch.no_grad():
             _, l_global, _ = global_scores(gm, enc, data, lex, model.device_)
-    lex_w = pool_lexical_weight(cfg.score, enc.passages)
-    return final_logits(enc, l_global, cfg.score, lex_w).float()
+    return final_logits(enc, l_global, cfg.score, path.lexical_weight).float()
 
 
 def pool_items(model, ex, enc) -> list[dict[str, Any]]:

@@ -198,3 +198,21 @@ def test_tune_lexical_writes_the_weight_and_keeps_the_other_score_settings(
     assert meta["training"]["lexical_selection"]["command"] == "logrerank tune-score"
     back = LoGReranker.from_pretrained(tmp_path / "ckpt")
     assert back.config.score.lexical_weight == out["chosen"]
+
+
+def test_pool_route_is_every_decision_of_a_pool(routed):
+    """One PoolRoute per pool: stage and lexical prior from the titled share, recorded in info."""
+    from logrerank.routing import PoolRoute, pool_route
+
+    cfg = LoGConfig(single=SingleStageConfig(min_titled=0.5), score=ScoreConfig(lexical_weight=2.0))
+    two_of_three = [TITLED[0], TITLED[1], UNTITLED[2]]
+    cases = [(TITLED, MULTI, 0.0), (UNTITLED, SINGLE, 2.0), (two_of_three, MULTI, 0.0)]
+    for passages, stage, lex in cases:
+        r = pool_route(cfg, [Passage(p["text"], p["title"]) for p in passages])
+        assert isinstance(r, PoolRoute) and (r.stage, r.lexical_weight) == (stage, lex)
+    one_stage = pool_route(LoGConfig(), [Passage(p["text"]) for p in UNTITLED])
+    assert one_stage.stage == MULTI and "one global stage" in one_stage.describe()
+    info = routed.rerank(QUERY, UNTITLED).info
+    assert info["route"]["stage"] == SINGLE == info["global_stage"]
+    assert info["route"]["titled_fraction"] == 0.0
+    assert "single-passage stage" in info["route"]["describe"]
