@@ -87,6 +87,20 @@ def _load_user_collection(args: argparse.Namespace):
     return stats["benchmark"], examples, stats
 
 
+def spread_sample(examples: list, n: int | None) -> list:
+    """``n`` examples at evenly spaced positions ``floor(i * len / n)`` (all when ``n`` is None
+    or not smaller); deterministic.
+
+    Raises:
+        InputError: ``n`` < 1.
+    """
+    if n is None or n >= len(examples):
+        return examples
+    if n < 1:
+        raise InputError("--sample must be >= 1")
+    return [examples[i * len(examples) // n] for i in range(n)]
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Rank every query with every ranker, print the metrics table, write results if asked."""
     import time
@@ -117,6 +131,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if save_runs and not args.out:
         raise InputError("--save-runs writes OUT/runs/<ranker>.trec: pass --out OUT")
     name, examples, stats = load_eval_examples(args)
+    examples = spread_sample(examples, getattr(args, "sample", None))
     if not examples:
         raise InputError("no queries to evaluate")
     enc_info = None
@@ -262,6 +277,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--rankers", "-r", default="first-pass,bm25,bi-encoder,evidence-graph")
     e.add_argument("--k", type=int, default=10, help="metric cut-off")
     e.add_argument("--limit", type=int, help="first N queries only")
+    e.add_argument(
+        "--sample",
+        type=int,
+        help="N queries spread evenly over the (pooled) queries in file order: every "
+        "(n / N)-th, so every paper of a paper-ordered benchmark is represented",
+    )
     e.add_argument("--out", "-o", help="folder for results.json and results.md")
     e.add_argument("--checkpoint", help="LoG checkpoint folder (default: bundled)")
     e.add_argument("--cross-encoder", help="cross-encoder folder (default: bundled)")
