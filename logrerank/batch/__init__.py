@@ -11,7 +11,7 @@ questions already written; bad lines go to ``OUTPUT.errors.jsonl`` and the run g
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,29 @@ def open_questions(
     return read_trec_questions(run, corpus, queries, depth), count_run_queries(run)
 
 
+def expected_lines(
+    input: str | Path | None, run: str | Path | None, depth: int | None
+) -> Callable[[str], int | None]:
+    """``qid -> lines of its complete TREC ranking`` (its passages, at most the input limit),
+    read from the input; None for an id the input does not hold (see :func:`prepare_output`)."""
+    from ..limits import DEFAULT_LIMITS
+
+    def count(qid: str) -> int | None:
+        n = None
+        if run is not None:
+            from .trec import run_query_size
+
+            n = run_query_size(run, qid, depth)
+        elif input is not None:
+            for item in unique(read_jsonl_questions(input)):
+                if isinstance(item, Question) and item.qid == qid:
+                    n = len(item.pids)
+                    break
+        return None if n is None else min(n, DEFAULT_LIMITS.max_passages)
+
+    return count
+
+
 def rerank_batch(
     output: str | Path,
     input: str | Path | None = None,
@@ -163,7 +186,7 @@ def rerank_batch(
     if any(p is not None and Path(p).resolve() == output.resolve() for p in (input, run)):
         raise InputError("--output must not be the input file")
     items, total = open_questions(input, run, corpus, queries, depth)
-    done = prepare_output(output, fmt)
+    done = prepare_output(output, fmt, expected_lines(input, run, depth))
     skipped = 0
 
     def todo() -> Iterator[Question | BadLine]:

@@ -21,7 +21,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -234,19 +234,29 @@ def _cut_partial_line(path: Path) -> None:
             f.truncate(keep)
 
 
-def prepare_output(path: str | Path, fmt: str) -> set[str]:
+def prepare_output(
+    path: str | Path, fmt: str, expected: Callable[[str], int | None] | None = None
+) -> set[str]:
     """Make an existing output resumable and return the question ids it already holds.
 
-    A half-written last line is cut. For JSONL every complete line is a done question. A TREC
-    run cannot say whether its last query's lines are all there, so that query is cut and done
-    again (at most one question repeated).
+    A half-written last line is cut. For JSONL every complete line is a done question. In a
+    TREC run only the last query can be incomplete (an interrupted batch write): it is kept when
+    it has as many lines as ``expected(qid)`` says its question ranks, else (or without
+    ``expected``) it is cut and done again, so a finished run is never redone and an
+    interrupted one repeats at most one question.
+
+    Args:
+        path: the output file.
+        fmt: ``"jsonl"`` or ``"trec"``.
+        expected: TREC only: the number of lines a complete ranking of a question id has
+            (None when unknown).
     """
     path = Path(path)
     if not path.exists() or path.stat().st_size == 0:
         return set()
     _cut_partial_line(path)
     done: set[str] = set()
-    last_qid, last_start, offset = None, 0, 0
+    last_qid, last_start, last_lines, offset = None, 0, 0, 0
     with path.open("rb") as f:
         for raw in f:
             if raw.strip():
@@ -257,13 +267,16 @@ def prepare_output(path: str | Path, fmt: str) -> set[str]:
                 else:
                     qid = raw.split(maxsplit=1)[0].decode("utf-8", "replace")
                     if qid != last_qid:
-                        last_qid, last_start = qid, offset
+                        last_qid, last_start, last_lines = qid, offset, 0
                         done.add(qid)
+                    last_lines += 1
             offset += len(raw)
     if fmt == "trec" and last_qid is not None:
-        done.discard(last_qid)
-        with path.open("rb+") as f:
-            f.truncate(last_start)
+        want = expected(last_qid) if expected is not None else None
+        if want is None or last_lines < want:
+            done.discard(last_qid)
+            with path.open("rb+") as f:
+                f.truncate(last_start)
     return done
 
 

@@ -174,6 +174,16 @@ def read_trec_questions(
         qs.close()
 
 
+def run_query_size(path: str | Path, qid: str, depth: int | None = None) -> int | None:
+    """How many distinct documents query ``qid`` ranks in a run (at most ``depth``; None when
+    the run has no such query)."""
+    for item in _run_groups(Path(path)):
+        if not isinstance(item, BadLine) and item[1] == qid:
+            n = len({d for _, _, d in item[2]})
+            return min(n, depth) if depth else n
+    return None
+
+
 def count_run_queries(path: str | Path) -> int:
     """Queries of a run file (groups of equal qids; the progress bar's total)."""
     n, last = 0, None

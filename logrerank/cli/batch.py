@@ -7,7 +7,12 @@ import sys
 
 
 def cmd_rerank_batch(args: argparse.Namespace) -> int:
-    """Run :func:`logrerank.batch.rerank_batch` with the options and print a summary line."""
+    """Run :func:`logrerank.batch.rerank_batch` with the options and print a summary line.
+
+    Returns:
+        0 when every line was ranked (or already there), 1 when some lines could not be ranked
+        (listed in ``OUTPUT.errors.jsonl``; the others are written), 2 for bad options.
+    """
     from ..batch import rerank_batch
 
     result = rerank_batch(
@@ -39,9 +44,9 @@ def cmd_rerank_batch(args: argparse.Namespace) -> int:
         f"{result.skipped:,} already there (skipped)"
     )
     if result.errors:
-        line += f"; {result.errors:,} bad line(s) in {result.errors_file}"
+        line += f"; {result.errors:,} bad line(s) in {result.errors_file} (exit status 1)"
     print(line, file=sys.stderr)
-    return 0
+    return 1 if result.errors else 0
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +57,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Rerank every question of a JSONL file (one {'id', 'question', 'passages'} "
         "per line) or of a TREC run with its corpus and queries, and append one ranking per "
         "question to --output (JSONL or a TREC run). Re-running with the same --output skips "
-        "the questions already written; bad lines go to OUTPUT.errors.jsonl.",
+        "the questions already written; bad lines go to OUTPUT.errors.jsonl and the exit status "
+        "is then 1 (0: every line ranked; 2: bad options or files).",
     )
     src = b.add_argument_group("input (either --input, or --run with --corpus and --queries)")
     src.add_argument("--input", "-i", help="JSONL: one question with its passages per line")

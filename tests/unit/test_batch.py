@@ -247,3 +247,53 @@ def test_prepare_output_on_missing_and_empty(tmp_path):
     assert prepare_output(tmp_path / "none.jsonl", "jsonl") == set()
     (tmp_path / "empty.trec").write_text("")
     assert prepare_output(tmp_path / "empty.trec", "trec") == set()
+
+
+def test_trec_resume_of_a_complete_run_redoes_nothing(tmp_path):
+    """A finished TREC output is complete: a second run ranks nothing and changes nothing; a
+    last query cut at a line boundary (an interrupted batch write) is done again."""
+    inp = write_jsonl(tmp_path / "in.jsonl", make_questions(4))
+    run = tmp_path / "out.trec"
+    rerank_batch(run, inp, ranker="bm25", progress=False)
+    full = run.read_text()
+    again = rerank_batch(run, inp, ranker="bm25", progress=False)
+    assert (again.written, again.skipped) == (0, 4)
+    assert run.read_text() == full
+    lines = full.splitlines(keepends=True)
+    run.write_text("".join(lines[:-1]))  # the last query lost its last line, cleanly
+    res = rerank_batch(run, inp, ranker="bm25", progress=False)
+    assert (res.written, res.skipped) == (1, 3)
+    assert run.read_text() == full
+
+
+def test_trec_resume_with_a_trec_run_input(tmp_path):
+    corpus = write_jsonl(
+        tmp_path / "corpus.jsonl",
+        [{"_id": f"d{i}", "title": f"T{i}", "text": f"Text {i} about rain."} for i in range(4)],
+    )
+    (tmp_path / "q.tsv").write_text("1\twhy rain\n2\twhat text\n")
+    run = tmp_path / "bm25.run"
+    run.write_text(
+        "".join(f"{q} Q0 d{i} {i + 1} {9 - i}.0 bm25\n" for q in (1, 2) for i in range(4))
+    )
+    out = tmp_path / "out.trec"
+    kw = {"run": run, "corpus": corpus, "queries": tmp_path / "q.tsv", "depth": 3}
+    rerank_batch(out, ranker="bm25", progress=False, **kw)
+    full = out.read_text()
+    assert len(full.splitlines()) == 6  # depth 3 per query
+    again = rerank_batch(out, ranker="bm25", progress=False, **kw)
+    assert (again.written, again.skipped) == (0, 2) and out.read_text() == full
+
+
+def test_cli_rerank_batch_exits_1_when_lines_failed(tmp_path, capsys):
+    from logrerank.cli import main
+
+    good = make_questions(1)[0]
+    inp = tmp_path / "in.jsonl"
+    inp.write_text(json.dumps(good) + "\n" + '{"id": "broken", \n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    argv = ["rerank-batch", "-i", str(inp), "-o", str(out), "--ranker", "bm25", "--no-progress"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "wrote 1 ranking(s)" in err and "1 bad line(s)" in err and "exit status 1" in err
+    assert len(read_jsonl(out)) == 1
