@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -32,21 +33,49 @@ LIMIT_FLAGS = {
 """Limits fields -> ``rerank`` flags (see :class:`logrerank.limits.Limits`)."""
 
 
-def format_ranking(ranking: Ranking, top: int = 10, width: int = 100) -> str:
-    """A readable text view: model status, top sentences, passage order, timings, warnings."""
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def format_ranking(ranking: Ranking, top: int = 10, width: int | None = None) -> str:
+    """A readable text view: model, question intent, top sentences, passage order, timings.
+
+    The table shows ``score`` (what the ranking is sorted by), the local and global stage
+    scores, the sentence's place as ``passage.sentence`` (numbered from 1, as in the app; the
+    JSON of ``--out`` and ``rerank-batch`` count ``passage_idx`` / ``sent_idx`` from 0), its role
+    and its whole text, wrapped to ``width`` (default: the terminal's width, at least 60).
+    """
+    from ..config import ROLE_NAMES
+
+    if width is None:
+        width = shutil.get_terminal_size((100, 24)).columns
+    width = max(60, width)
     lines = [f"ranker: {ranking.ranker}   model: {ranking.info.get('model', '?')}"]
     if ranking.intent_probs:
-        intent = ", ".join(f"{r} {p:.2f}" for r, p in zip(("bg", "mt", "rs"), ranking.intent_probs))
-        lines.append(f"query intent: {intent}")
-    lines.append(f"\nTop {min(top, len(ranking.sentences))} sentences:")
-    for s in ranking.sentences[:top]:
-        g = f"{s.global_score:.3f}" if s.global_score is not None else "  -  "
-        head = f"{s.rank:>3}. [p{s.passage_idx + 1}.s{s.sent_idx + 1} {s.role or '?':<10}] "
-        head += f"local {s.local_score:.3f} global {g}  "
-        body = textwrap.shorten(s.text.replace("\n", " "), width=max(20, width - len(head)))
-        lines.append(head + body)
+        intent = ", ".join(f"{r} {p:.2f}" for r, p in zip(ROLE_NAMES, ranking.intent_probs))
+        lines.append(f"question intent (the kind of sentence it asks for): {intent}")
+    shown = ranking.sentences[:top]
+    lines.append(f"\nTop {len(shown)} sentences, best first")
+    legend = (
+        "score: what the ranking is sorted by; local / global: the two stages' scores; "
+        "p.s: passage and sentence, counted from 1 (in the JSON, passage_idx and sent_idx "
+        "count from 0)"
+    )
+    lines.extend(textwrap.wrap(legend, width=width))
+    head = f"{'rank':>4}  {'score':>5}  {'local':>5}  {'global':>6}  {'p.s':<7}  {'role':<10}  "
+    lines.append(head + "sentence")
+    for s in shown:
+        where = f"{s.passage_idx + 1}.{s.sent_idx + 1}"
+        row = (
+            f"{s.rank:>4}  {_score(s.score):>5}  {_score(s.local_score):>5}  "
+            f"{_score(s.global_score):>6}  {where:<7}  {s.role or '?':<10}  "
+        )
+        text = " ".join(s.text.split())
+        body = textwrap.wrap(text, width=max(20, width - len(head))) or [""]
+        lines.append(row + body[0])
+        lines.extend(" " * len(head) + more for more in body[1:])
     order = ", ".join(str(p.passage_idx + 1) for p in ranking.passages_ranked)
-    lines.append(f"\nPassage order (by best sentence): {order}")
+    lines.append(f"\nPassage order (by best sentence, counted from 1): {order}")
     if ranking.timings:
         lines.append("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in ranking.timings.items()))
     for w in ranking.warnings:
@@ -74,17 +103,33 @@ def limits_from_args(args: argparse.Namespace):
     return Limits(**values, strict=strict) if values or strict else DEFAULT_LIMITS
 
 
+def _check_writable(path: str) -> None:
+    """Fail before the model loads when ``--out`` cannot be written (missing folder, a folder)."""
+    out = Path(path)
+    if out.is_dir():
+        raise InputError(f"--out {path} is a folder; give a file name")
+    if not out.parent.is_dir():
+        raise InputError(f"--out {path}: folder {out.parent} does not exist")
+
+
 def cmd_rerank(args: argparse.Namespace) -> int:
     """Read the passages, rerank them with LoG, print (and optionally write) the ranking."""
     from ..io import prepare_input, read_passages_file
-    from ..pipeline import LoGReranker
 
     limits = limits_from_args(args)
     question, passages = read_passages_file(args.passages, max_bytes=limits.max_upload_bytes)
     query = args.query or question
     if not query:
         raise InputError("no question: pass --query (or a {'question', 'ctxs'} JSON file)")
-    prepare_input(query, passages, limits)  # bad input fails before the model loads
+    prepare_input(query, passages, limits)  # bad input fails before torch and the model load
+    if args.out:
+        _check_writable(args.out)
+    if args.checkpoint and not Path(args.checkpoint).exists():
+        raise InputError(f"--checkpoint {args.checkpoint} does not exist")
+    if args.top < 1:
+        raise InputError(f"--top must be a positive integer, got {args.top}")
+    from ..pipeline import LoGReranker
+
     model = LoGReranker.from_pretrained(args.checkpoint, device=args.device, runtime=args.runtime)
     model.limits = limits
     switches = {}
