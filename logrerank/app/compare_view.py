@@ -113,15 +113,26 @@ def spread_labels(ys: list[float], gap: float) -> list[float]:
 
 
 def _rank_ticks(top: int) -> list[int]:
-    """Tick ranks of the logarithmic axis: 1-10, then 20, 50, 100, 200, ... up to ``top``."""
-    ticks = list(range(1, min(top, 10) + 1))
+    """Tick ranks of the logarithmic axis: 1-5, 7, 10, 20, 50, 100, 200, ... and ``top`` (left
+    out when it would crowd the last tick)."""
+    ticks = [t for t in (1, 2, 3, 4, 5, 7, 10) if t <= top]
     step = 10
     while step * 2 <= top:
-        for m in (2, 5, 10):
-            if step * m <= top and step * m not in ticks:
-                ticks.append(step * m)
+        ticks += [step * m for m in (2, 5, 10) if step * m <= top and step * m not in ticks]
         step *= 10
-    return ticks + ([top] if top > ticks[-1] else [])
+    return ticks + ([top] if top > 1.4 * ticks[-1] else [])
+
+
+def _wrap(text: str, width: int) -> str:
+    """Plain text broken into lines of at most ``width`` characters, escaped, joined by
+    ``<br>`` (plotly titles and tick labels)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(esc(line) for line in lines)
 
 
 def slope_figure(
@@ -210,15 +221,15 @@ def slope_figure(
     fig.update_xaxes(
         range=[-0.9, 1.9],  # room for the labels on both sides
         tickvals=[0, 1],
-        ticktext=[esc(left_name), esc(right_name)],
+        ticktext=[_wrap(left_name, 16), _wrap(right_name, 16)],
         showgrid=False,
         zeroline=False,
     )
     fig.update_layout(
         height=height,
-        margin={"l": 60, "r": 20, "t": 40, "b": 40},
-        title={
-            "text": f"Rank shift: {esc(left_name)} → {esc(right_name)} (top-{k} of either)",
+        margin={"l": 60, "r": 20, "t": 64, "b": 56},
+        title={  # wrapped: a phone's chart is 330 px wide
+            "text": _wrap(f"Rank shift (top-{k} of either): {left_name} → {right_name}", 44),
             "font": {"size": 14},
         },
         legend={"orientation": "h", "y": -0.06},

@@ -3,7 +3,7 @@
 * :func:`log_label` names the LoG ranking with its ablations ("LoG", "LoG (local only)",
   "LoG without typed relations, lexical node inputs");
 * :func:`ce_label` names the comparison's cross-encoder ("cross-encoder twin", ...);
-* :func:`saturated` tells when calibrated scores all sit at one end of [0, 1] (the twin's
+* :func:`saturated` tells when calibrated scores crowd at an end of [0, 1] (the twin's
   0.98-0.999), so the views show the raw logits beside them.
 """
 
@@ -46,14 +46,14 @@ def ce_label(backend: Any, choice: str = "") -> str:
 
 
 def saturated(scores: Iterable[float | None]) -> bool:
-    """Whether calibrated scores in [0, 1] cannot be told apart at display precision: at least
-    two, and all within :data:`SATURATION_MARGIN` of one end or spread less than
-    :data:`SATURATION_SPREAD`."""
+    """Whether calibrated scores in [0, 1] say too little at display precision: at least two,
+    and a third of them or more within :data:`SATURATION_MARGIN` of 0 or 1 (0.98, 0.99, 0.999
+    look alike), or all of them spread less than :data:`SATURATION_SPREAD`."""
     xs = [float(x) for x in scores if x is not None and math.isfinite(x)]
     if len(xs) < 2:
         return False
-    lo, hi = min(xs), max(xs)
-    return lo >= 1 - SATURATION_MARGIN or hi <= SATURATION_MARGIN or hi - lo < SATURATION_SPREAD
+    near = sum(1 for x in xs if min(x, 1 - x) <= SATURATION_MARGIN)
+    return 3 * near >= len(xs) or max(xs) - min(xs) < SATURATION_SPREAD
 
 
 __all__ = ["ce_label", "log_label", "saturated"]
