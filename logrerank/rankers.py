@@ -81,6 +81,8 @@ class LoGRanker:
         if self.models.cache_key != key:
             self.models.cache_value = model.encode(query, passages)
             self.models.cache_key = key
+            if self.models.collect_encodings:  # kept for eval --encodings to write
+                self.models.new_encodings.append(self.models.cache_value)
         return model.rank_encoded(self.models.cache_value, ranker=self.name, **self.switches)
 
 
@@ -107,6 +109,8 @@ class Models:
     # encoded pools by (query, ((title, text), ...)), read from an encoding cache written by
     # this checkpoint's local stage (logrerank eval --encodings); LoG rankers skip encoding them
     encodings: dict[Any, Any] = field(default_factory=dict, repr=False)
+    collect_encodings: bool = False  # keep every pool the LoG rankers encode (new_encodings)
+    new_encodings: list[Any] = field(default_factory=list, repr=False)
 
     @property
     def log(self):
@@ -207,7 +211,8 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
         "evidence-graph-ce": lambda: graph(ce("passage")),
         **{
             n: (lambda n=n: LoGRanker(n, models))
-            for n in ("log", "log-local", "log-nocross", "log-untyped", "log-nolinks", "log-nolex")
+            for n in RANKERS
+            if n == "log" or n.startswith("log-")
         },
     }
 

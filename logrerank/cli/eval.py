@@ -139,6 +139,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from ..training.encode_cache import encodings_for
 
         models.encodings, enc_info = encodings_for(models.log, args.encodings, name)
+        models.collect_encodings = True
         print(f"encodings: {enc_info['pools']} cached pools from {args.encodings}", file=sys.stderr)
         if enc_info["without_digest"]:
             print(f"warning: {enc_info['without_digest']} record no model digest", file=sys.stderr)
@@ -198,6 +199,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     }
     if save_runs:
         meta["runs"] = [f"runs/{n}.trec" for n in names]
+    if models.new_encodings:  # pools encoded in this run: kept for the next one
+        from ..training.encode_cache import append_encodings
+
+        stem = append_encodings(models.log, args.encodings, f"{name}-eval", models.new_encodings)
+        print(f"encodings: {len(models.new_encodings)} new pools kept in {stem}", file=sys.stderr)
     print(results_markdown(result, args.k, coverage))
     for rname, ws in result["warnings"].items():
         for w in ws:

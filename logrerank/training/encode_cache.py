@@ -212,3 +212,19 @@ def encodings_for(model, cache_dir: str | Path, prefix: str) -> tuple[dict, dict
         info["files"].append(stem.name)
     info["pools"] = len(out)
     return out, info
+
+
+def append_encodings(model, cache_dir: str | Path, name: str, encs: list[Encoded]) -> Path:
+    """Add ``encs`` to the cache ``cache_dir/<name>`` (created; pools already in it, by query
+    and passages, are not added twice) and return its stem. The stem's name starts with the
+    benchmark name, so :func:`encodings_for` finds it."""
+    stem = Path(cache_dir) / name
+    digest = local_digest(model)
+    qids, old = load_encodings(stem) if read_digest(stem) in (None, digest) else ([], [])
+    seen = {(e.query, tuple((p.title, p.text) for p in e.passages)) for e in old}
+    new = [e for e in encs if (e.query, tuple((p.title, p.text) for p in e.passages)) not in seen]
+    all_encs = old + new
+    save_encodings(
+        stem, [*qids, *(f"pool{len(qids) + i}" for i in range(len(new)))], all_encs, digest
+    )
+    return stem
