@@ -103,12 +103,16 @@ class JsonConfig:
     * ``SECTIONS``: field name -> :class:`JsonConfig` subclass of nested sections.
     * ``ALIASES``: JSON key -> field name (``{"global": "global_"}``); ``to_dict`` writes the
       JSON key, ``from_dict`` accepts either (not both).
+    * ``PARTIAL``: field name -> :class:`JsonConfig` subclass for ``dict`` fields that hold a
+      sparse override of another config (a run config's ``model``): ``from_dict`` checks them
+      against it, and a dotted ``--set model.graph.tau_sim=0.8`` reaches inside them.
     """
 
     LABEL = "config"
     KEY_PREFIX = ""
     SECTIONS: dict[str, type[JsonConfig]] = {}
     ALIASES: dict[str, str] = {}
+    PARTIAL: dict[str, type[JsonConfig]] = {}
 
     def check(self: C) -> C:
         """Check ranges and enumerated values; returns self. Subclasses extend it.
@@ -167,6 +171,9 @@ class JsonConfig:
                 kwargs[name] = sub.from_dict(value, full)
             else:
                 kwargs[name] = check_field(fields[name], value, full)
+                schema = cls.PARTIAL.get(name)
+                if schema is not None and kwargs[name]:
+                    schema.from_dict(kwargs[name], full)  # a sparse override must be valid
         return cls(**kwargs).check()
 
     @classmethod
@@ -190,7 +197,9 @@ class JsonConfig:
         """Apply ``FIELD=VALUE`` overrides in place and return self.
 
         ``VALUE`` is parsed as JSON, else taken as a bare string; a section's field is named
-        with a dot (``graph.tau_sim=0.6``). Every item is type-checked and the result checked
+        with a dot (``graph.tau_sim=0.6``), and so is a field inside a sparse override
+        (``PARTIAL``: ``model.graph.tau_sim=0.8`` sets ``{"model": {"graph": {"tau_sim": 0.8}}}``
+        and keeps the override's other entries). Every item is type-checked and the result checked
         (:meth:`check`) before anything changes.
 
         Raises:
@@ -206,20 +215,25 @@ class JsonConfig:
                 raise ConfigError(f"override {item!r}: expected FIELD=VALUE")
             *parents, leaf = key.split(".")
             target, cls = data, type(self)
-            for part in parents:
+            for i, part in enumerate(parents):
                 name = cls.ALIASES.get(part, part)
                 sub = cls.SECTIONS.get(name)
+                if sub is None and name in cls.PARTIAL and i == 0:
+                    _set_partial(data, cls.PARTIAL[name], name, parents[1:], leaf, raw, item)
+                    break
                 if sub is None:
                     raise ConfigError(f"override {item!r}: {part!r} is not a {cls.LABEL} section")
                 target = target[{v: k for k, v in cls.ALIASES.items()}.get(name, name)]
                 cls = sub
-            shown = {v: k for k, v in cls.ALIASES.items()}
-            leaf = shown.get(cls.ALIASES.get(leaf, leaf), leaf)
-            if leaf not in target:
-                raise ConfigError(
-                    f"override {item!r}: unknown {cls.LABEL} field {leaf!r}; known: {sorted(target)}"
-                )
-            target[leaf] = parse_value(raw)
+            else:
+                shown = {v: k for k, v in cls.ALIASES.items()}
+                leaf = shown.get(cls.ALIASES.get(leaf, leaf), leaf)
+                if leaf not in target:
+                    raise ConfigError(
+                        f"override {item!r}: unknown {cls.LABEL} field {leaf!r}"
+                        f"{_did_you_mean(leaf, target)}; known: {sorted(target)}"
+                    )
+                target[leaf] = parse_value(raw)
             try:
                 new = type(self).from_dict(data)
             except ConfigError as exc:
@@ -228,3 +242,60 @@ class JsonConfig:
             for f in dataclasses.fields(self):  # type: ignore[arg-type]
                 setattr(self, f.name, getattr(new, f.name))
         return self
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'seeds'?)`` for the closest known names, else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
+def _set_partial(
+    data: dict[str, Any],
+    schema: type[JsonConfig],
+    field: str,
+    path: list[str],
+    leaf: str,
+    raw: str,
+    item: str,
+) -> None:
+    """Set ``field.path.leaf`` inside a sparse override dict of ``data`` (see ``PARTIAL``).
+
+    Every step must name a section (or, last, a field) of ``schema``; JSON keys are used
+    (``global``, not ``global_``).
+
+    Raises:
+        ConfigError: a step that ``schema`` does not have (named with the known ones).
+    """
+    cls, node = schema, data.setdefault(field, {})
+    for part in path:
+        name = cls.ALIASES.get(part, part)
+        sub = cls.SECTIONS.get(name)
+        if sub is None:
+            raise ConfigError(f"override {item!r}: {part!r} is not a {cls.LABEL} section")
+        key = {v: k for k, v in cls.ALIASES.items()}.get(name, name)
+        if not isinstance(node.get(key, {}), dict):
+            raise ConfigError(f"override {item!r}: {key!r} is not an object")
+        node = node.setdefault(key, {})
+        cls = sub
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    name = cls.ALIASES.get(leaf, leaf)
+    if name not in names:
+        known = sorted(
+            {k for k, v in cls.ALIASES.items() if v in names} | names - set(cls.ALIASES.values())
+        )
+        raise ConfigError(f"override {item!r}: unknown {cls.LABEL} field {leaf!r}; known: {known}")
+    node[{v: k for k, v in cls.ALIASES.items()}.get(name, name)] = parse_value(raw)
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``override`` laid over it, nested objects merged key by key (a copy)."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out

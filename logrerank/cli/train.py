@@ -98,7 +98,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "train",
         help="train a model from a JSON run config (see configs/)",
         description="Train one task from a JSON run config. Every --set value is checked by the "
-        "config's own types before anything loads; --dry-run prints the plan and trains nothing.",
+        "config's own types before anything loads; --dry-run checks the config, the data files "
+        "(under $LOGRERANK_DATA, default ../shared/data) and the input checkpoints, prints the "
+        "plan and trains nothing.",
     )
     t.add_argument("task", choices=TASKS)
     t.add_argument("--config", "-c", help="JSON run config (default: configs/<task>.json)")
@@ -106,7 +108,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--set",
         action="append",
         metavar="FIELD=VALUE",
-        help="override a field of the run config, e.g. --set seed=17 (repeatable)",
+        help="override a field of the run config, e.g. --set seed=17, or a field inside a "
+        "section with dots, e.g. --set model.graph.tau_sim=0.8 (repeatable; values are JSON "
+        "or a bare string, checked before anything loads; --dry-run prints the result)",
     )
     t.add_argument("--dry-run", action="store_true", help="print the plan, train nothing")
     t.add_argument(

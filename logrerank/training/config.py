@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import ROLE_NAMES
+from ..config import ROLE_NAMES, LoGConfig
 from ..data.silver import SILVER_SOURCE
 from ..jsonconfig import ConfigError, JsonConfig
 
@@ -78,6 +78,7 @@ class TrainConfig(JsonConfig):
     model: dict[str, Any] = field(default_factory=dict)  # LoGConfig overrides (nested dict)
 
     LABEL = "training config"
+    PARTIAL = {"model": LoGConfig}  # --set model.graph.tau_sim=0.8
 
     def __post_init__(self) -> None:
         self.check()

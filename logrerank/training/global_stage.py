@@ -21,6 +21,7 @@ import torch
 
 from ..config import LoGConfig
 from ..data.schema import Example, example_passages
+from ..jsonconfig import deep_merge
 from ..losses import (
     aligned_pool_loss,
     drop_duplicate_negatives,
@@ -225,7 +226,7 @@ def prepare_global(cfg: TrainConfig, log=sys.stdout):
     t_start = time.perf_counter()
     model = LoGReranker.from_pretrained(cfg.init)
     if cfg.model:
-        merged = LoGConfig.from_dict({**model.config.to_dict(), **cfg.model})
+        merged = LoGConfig.from_dict(deep_merge(model.config.to_dict(), cfg.model))
         model.config.graph, model.config.global_ = merged.graph, merged.global_
     for p in model.local.parameters():
         p.requires_grad = False

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config import LoGConfig
 from ..jsonconfig import ConfigError, JsonConfig
 
 MULTI_HOP_SOURCES = ("hotpotqa", "musique")
@@ -26,6 +27,7 @@ _NOT_IN_DIGEST = ("seeds", "out", "work_dir", "threads", "dev", "encode", "singl
 @dataclass
 class GraphCVConfig(JsonConfig):
     LABEL = "multi-hop stage-2 config"
+    PARTIAL = {"model": LoGConfig}  # --set model.graph.tau_sim=0.8
 
     init: str = "logrerank/checkpoints/log-reranker"  # stage-1 (+ stage-2) checkpoint; local frozen
     cache_dir: str = "runs/enc"  # encoded pools (training.encode_cache, one pair of files a split)

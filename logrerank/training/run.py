@@ -87,10 +87,7 @@ def _plan(task: str, cfg: Any) -> dict[str, Any]:
     """Data files, input checkpoints, output folder and state folder of a run."""
     inputs: dict[str, str] = {}
     if _is_cv(cfg):
-        from .graph_cv import plan
-
-        _checkpoint(cfg.init, "init (the stage-1 checkpoint)")
-        return plan(cfg)
+        return _cv_plan(cfg)
     if task == "passage":
         from ..data.common import default_data_root
 
@@ -117,7 +114,12 @@ def _plan(task: str, cfg: Any) -> dict[str, Any]:
         out, state = cfg.out, str(Path(cfg.state_dir) / "local")
     elif task == "global":
         if cfg.init:
-            inputs["init"] = _checkpoint(cfg.init, "init (the stage-1 checkpoint)")
+            try:
+                inputs["init"] = _checkpoint(cfg.init, "init (the stage-1 checkpoint)")
+            except MissingTrainingInputError as exc:
+                raise MissingTrainingInputError(
+                    f"{exc}: train stage 1 first (logrerank train local), or --set init=DIR"
+                ) from None
         out, state = cfg.out, cfg.state_dir
     elif task == "crossencoder":
         from ..backbone import resolve
@@ -137,16 +139,7 @@ def _plan(task: str, cfg: Any) -> dict[str, Any]:
         files = list(dict.fromkeys(files))
         out = cfg.out_dir or str(default_checkpoint_dir())
         state = cfg.run_dir
-    if not root.is_dir():
-        raise MissingTrainingInputError(
-            f"data folder {root} does not exist (set LOGRERANK_DATA to the public data)"
-        )
-    missing = [str(f) for f in files if not f.is_file()]
-    if missing:
-        raise MissingTrainingInputError(
-            f"{task} training needs {missing[0]}, which is missing"
-            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
-        )
+    _check_files(task, root, files)
     return {
         "data_root": str(root),
         "data": [str(f) for f in files],
@@ -154,6 +147,52 @@ def _plan(task: str, cfg: Any) -> dict[str, Any]:
         "output": str(out),
         "state_dir": str(state),
     }
+
+
+def _check_files(task: str, root: Path, files: list[Path]) -> None:
+    """Every data file a run reads exists under the data root.
+
+    Raises:
+        MissingTrainingInputError: the data root or a file is missing; the message names it
+            and says how to point logrerank at the public data.
+    """
+    how = (
+        "set LOGRERANK_DATA to the folder that holds the public datasets (default "
+        "../shared/data from the working directory; README, 'Reproduce')"
+    )
+    if not root.is_dir():
+        raise MissingTrainingInputError(
+            f"train {task} needs the public training data, and the data folder {root} does not "
+            f"exist: {how}"
+        )
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise MissingTrainingInputError(
+            f"train {task} needs {missing[0]}, which is missing{more}: {how}"
+        )
+
+
+def _cv_plan(cfg: Any) -> dict[str, Any]:
+    """The multi-hop stage-2 plan, after checking its init checkpoint, the training sources'
+    data files and (unless ``encode``) their cached encodings."""
+    from ..data.common import default_data_root
+    from .data import train_data_files
+    from .encode_cache import cache_stem
+    from .graph_cv import plan
+
+    _checkpoint(cfg.init, "init (the stage-1 checkpoint)")
+    root = default_data_root()
+    _check_files("global", root, train_data_files([*cfg.multihop, *cfg.aux], root))
+    if not cfg.encode:
+        for src, n in {**cfg.multihop, **cfg.aux}.items():
+            stem = cache_stem(cfg.cache_dir, src, "train", n or None, cfg.aux_offset.get(src, 0))
+            if not Path(f"{stem}.safetensors").is_file():
+                raise MissingTrainingInputError(
+                    f"the {src} train pools are not encoded yet ({stem}.safetensors is missing): "
+                    "run once with --set encode=true, which encodes them with the init model"
+                )
+    return {"data_root": str(root), **plan(cfg)}
 
 
 def _is_cv(cfg: Any) -> bool:
