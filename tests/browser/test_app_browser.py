@@ -1,10 +1,10 @@
 """The launched app in headless Chromium (Playwright), at desktop (1440x1000) and phone (390x844).
 
 Marked ``browser`` and ``slow`` (``app.py`` loads the real backbone and the bundled
-cross-encoder). Skips cleanly when Playwright or a Chromium binary is absent. The README
-screenshots (``assets/screenshot_*.png``; ``screenshot_app.png`` = the ranking view) are written
-by the desktop runs; every view is also saved under ``$LOGRERANK_SHOTS`` (default: a
-``logrerank-shots`` folder in the temp dir).
+cross-encoder). Skips cleanly when Playwright or a Chromium binary is absent. Every view is
+saved under ``$LOGRERANK_SHOTS`` (default: a ``logrerank-shots`` folder in the temp dir); the
+tests never write a tracked file. ``python tests/browser/refresh_readme_screenshots.py`` runs
+them and copies the desktop views the README shows into ``assets/``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = pytest.importorskip("playwright.sync_api")
 
 ROOT = Path(__file__).resolve().parents[2]
-ASSETS = ROOT / "assets"
 SHOTS = Path(os.environ.get("LOGRERANK_SHOTS") or Path(tempfile.gettempdir()) / "logrerank-shots")
 CHROMIUM = os.environ.get("LOGRERANK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
@@ -106,12 +105,11 @@ def page(request, browser, app_url):
 
 
 def shot(page, name: str, readme: bool = False, full_page: bool = False) -> None:
-    """Screenshot ``name`` (README copy under assets/ from the desktop run when ``readme``)."""
+    """Screenshot ``name`` to ``SHOTS/<name>_<size>.png`` (never into the repository; ``readme``
+    marks the views tests/browser/refresh_readme_screenshots.py copies into assets/)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}_{page.size}.png"
     page.screenshot(path=str(path), full_page=full_page)
-    if readme and page.size == "desktop":
-        shutil.copyfile(path, ASSETS / f"screenshot_{name}.png")
 
 
 def wait_status(page, text: str) -> str:
@@ -197,9 +195,7 @@ def test_ranking_view_score_text_and_explain(page):
     assert cell["x"] + 40 < SIZES[page.size][0]  # the text column starts on screen
     scores = [float(page.inner_text(f"#table [data-testid=cell-{i}-2]")) for i in range(3)]
     assert scores == sorted(scores, reverse=True)
-    shot(page, "ranking", readme=True)
-    if page.size == "desktop":  # the README's top picture: the ranking view
-        shutil.copyfile(ASSETS / "screenshot_ranking.png", ASSETS / "screenshot_app.png")
+    shot(page, "ranking", readme=True)  # also the README's top picture (screenshot_app.png)
     open_tab(page, "Explain")
     page.wait_for_selector("#explain .lr-score", timeout=30_000)
     assert f"{scores[0]:.4f}" in page.inner_text("#explain .lr-score")
