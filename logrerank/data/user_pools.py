@@ -37,7 +37,6 @@ def _pool_stats(examples: list[Example]) -> dict[str, Any]:
             pool = {d.doc_id for d in ex.candidates}
             recalls.append(sum(g in pool for g in ex.gold_doc_ids) / len(ex.gold_doc_ids))
     sizes = [len(ex.candidates) for ex in examples]
-    grades = {g for ex in examples for g in ex.gold_gains.values()}
     return {
         "n_examples": len(examples),
         "queries_without_relevant": sum(not ex.gold_doc_ids for ex in examples),
@@ -45,7 +44,7 @@ def _pool_stats(examples: list[Example]) -> dict[str, Any]:
         "pool_recall": round(statistics.mean(recalls), 4) if recalls else None,
         "pool_size_min": min(sizes, default=0),
         "pool_size_max": max(sizes, default=0),
-        "relevance_grades": sorted(grades),
+        "max_grade": max((g for ex in examples for g in ex.gold_gains.values()), default=0),
     }
 
 
