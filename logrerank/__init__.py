@@ -15,7 +15,7 @@ from typing import Any
 from .config import ROLE_NAMES, ConfigError, LoGConfig
 from .types import GraphEdge, InputError, Passage, Ranking, ScoredPassage, ScoredSentence
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "ROLE_NAMES",
