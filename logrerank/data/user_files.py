@@ -211,9 +211,10 @@ def attach_sentence_qrels(
                 line = lines[(qid, doc)]
                 raise InputError(f"{path} line {line}: corpus-id {doc!r} is not in {corpus_path}")
             if idx[-1] >= len(sents):
+                has = f"indices 0..{len(sents) - 1}" if sents else "no sentence"
                 raise InputError(
                     f"{path} line {lines[(qid, doc)]}: passage {doc!r} has {len(sents)} "
-                    f"sentence(s) (0-based indices 0..{len(sents) - 1}), got {idx[-1]}"
+                    f"sentence(s) ({has}), got index {idx[-1]}"
                 )
         by_qid[qid].gold_sentences = {d: list(i) for d, i in docs.items()}
         n += 1

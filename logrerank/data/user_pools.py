@@ -137,7 +137,7 @@ def run_pools(
             lines are not together, unknown ids in the qrels, empty queries (file and line).
     """
     from ..batch.io import BadLine
-    from ..batch.trec import OffsetIndex, corpus_passage, read_trec_questions
+    from ..batch.trec import OffsetIndex, read_trec_questions
 
     if not run.is_file():
         raise InputError(f"run file {run} not found")
@@ -147,19 +147,18 @@ def run_pools(
     docs = OffsetIndex(corpus_path, DOC_ID_KEYS)
     split: dict[str, Doc] = {}
 
-    def doc_of(passage: dict[str, Any]) -> Doc:
-        doc_id = passage["id"]
-        if doc_id not in split:
-            split[doc_id] = passage_doc(passage, doc_id)[0]
-        return split[doc_id]
-
-    def sentences_of(doc_id: str) -> list[str] | None:
+    def doc_of(doc_id: str) -> Doc | None:
+        """The corpus line as a Doc (its own ``sentences`` when it has them), split once."""
         if doc_id not in split:
             line = docs.get(doc_id)
             if line is None:
                 return None
             split[doc_id] = passage_doc(line, doc_id)[0]
-        return split[doc_id].sentences
+        return split[doc_id]
+
+    def sentences_of(doc_id: str) -> list[str] | None:
+        doc = doc_of(doc_id)
+        return None if doc is None else doc.sentences
 
     try:
         check_qrels(
@@ -187,15 +186,13 @@ def run_pools(
                     f"{run} line {item.line}: query {item.qid!r} again (a query's lines must "
                     "be together)"
                 )
-            by_id = {p["id"]: p for p in item.passages}
-            ranked = list(by_id)
+            ranked = [p["id"] for p in item.passages]
             if insert_gold:
-                missing = sorted(g for g in ex.gold_doc_ids if g not in by_id)
-                for g in missing:
-                    by_id[g] = corpus_passage(docs.get(g), g)
-                ranked, inserted = pool_from_ranking(ranked + missing, ex.gold_doc_ids, depth)
-                n_inserted += len(inserted)
-            pools[item.qid] = [doc_of(by_id[d]) for d in ranked]
+                in_run, top = set(ranked), set(ranked[:depth])
+                missing = sorted(g for g in ex.gold_doc_ids if g not in in_run)
+                n_inserted += sum(g not in top for g in set(ex.gold_doc_ids))
+                ranked, _ = pool_from_ranking(ranked + missing, ex.gold_doc_ids, depth)
+            pools[item.qid] = [doc_of(d) for d in ranked]
         out = [dataclasses.replace(ex, candidates=pools.get(ex.qid, [])) for ex in examples]
         info: dict[str, Any] = {
             **extra,

@@ -267,3 +267,19 @@ def test_shipped_example_with_log_and_cross_encoder(tmp_path: Path) -> None:
         for metric, value in figures.items():
             assert result["summary"][name]["passage"][metric] == pytest.approx(value, abs=1e-9)
     assert result["summary"]["log"]["sentence_queries"] >= 1  # qrels/test.sentences.tsv
+
+
+def test_beir_folder_with_a_run_reads_sentences_and_inserts_gold(tmp_path: Path) -> None:
+    root = write_beir(tmp_path / "beir")
+    run = tmp_path / "first.run"
+    run.write_text("q1 Q0 d05 1 9.0 x\nq1 Q0 d08 2 8.0 x\nq1 Q0 d12 3 7.0 x\nq2 Q0 d01 1 1.0 x\n")
+    plain, stats = load_beir(root, run=run, depth=2)
+    q1 = next(ex for ex in plain if ex.qid == "q1")
+    assert [d.doc_id for d in q1.candidates] == ["d05", "d08"]
+    assert q1.candidates[0].sentences == ["First part.", "Second part."]  # the file's own split
+    assert stats["queries_without_candidates"] == 2  # q3, q4 are not in the run
+    gold, gstats = load_beir(root, run=run, depth=2, insert_gold=True)
+    q1 = next(ex for ex in gold if ex.qid == "q1")
+    # d05 (relevant, in the run) stays; d00 and d04 (relevant, not in the run) take d08's slot
+    assert {d.doc_id for d in q1.candidates} == {"d05", "d00", "d04"}
+    assert gstats["n_gold_inserted"] == 4  # q1: d00, d04; q2: d09, d13
