@@ -213,13 +213,13 @@ class JsonConfig:
             key = key.strip()
             if not sep or not key:
                 raise ConfigError(f"override {item!r}: expected FIELD=VALUE")
-            *parents, leaf = key.split(".")
+            *path, leaf = key.split(".")
             target, cls = data, type(self)
-            for i, part in enumerate(parents):
+            for i, part in enumerate(path):
                 name = cls.ALIASES.get(part, part)
                 sub = cls.SECTIONS.get(name)
                 if sub is None and name in cls.PARTIAL and i == 0:
-                    _set_partial(data, cls.PARTIAL[name], name, parents[1:], leaf, raw, item)
+                    _set_partial(data, cls.PARTIAL[name], name, path[1:], leaf, raw, item)
                     break
                 if sub is None:
                     raise ConfigError(f"override {item!r}: {part!r} is not a {cls.LABEL} section")
