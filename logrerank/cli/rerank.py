@@ -151,7 +151,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """Declare ``rerank`` and its options."""
     from ..limits import DEFAULT_LIMITS as L
 
-    r = sub.add_parser("rerank", help="rerank passages for a question and print the ranking")
+    r = sub.add_parser(
+        "rerank",
+        help="rerank passages for a question and print the ranking",
+        description="Rerank the passages of a file for a question with LoG and print the top "
+        "sentences: score (what the ranking is sorted by), the local and global scores, "
+        "passage.sentence counted from 1 (the JSON of --out counts passage_idx and sent_idx from "
+        "0), role and the whole sentence. The file is checked before the model loads.",
+    )
     r.add_argument("--query", "-q", help="the question (optional if the JSON file has one)")
     r.add_argument("--passages", "-p", required=True, help="passages: .json, .jsonl or .txt")
     r.add_argument("--out", "-o", help="write the full ranking as JSON here")
