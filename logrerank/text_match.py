@@ -42,14 +42,39 @@ def stopwords() -> frozenset[str]:
     return _STOPWORDS
 
 
+#: The words of the Glasgow stop list (as shipped by scikit-learn, BSD-3-Clause,
+#: ``sklearn.feature_extraction.text.ENGLISH_STOP_WORDS``) that the NLTK and Lucene lists lack:
+#: discourse words such as "however", "moreover", "therefore", "thus", "whereas".
+GLASGOW_EXTRA: frozenset[str] = frozenset(
+    """
+    across afterwards almost alone along already also although always among amongst amoungst
+    amount another anyhow anyone anything anyway anywhere around back became become becomes
+    becoming beforehand behind beside besides beyond bill bottom call cannot cant co con could
+    couldnt cry de describe detail done due eg eight either eleven else elsewhere empty enough
+    etc even ever every everyone everything everywhere except fifteen fifty fill find fire first
+    five former formerly forty found four front full get give go hasnt hence hereafter hereby
+    herein hereupon however hundred ie inc indeed interest keep last latter latterly least less
+    ltd made many may meanwhile might mill mine moreover mostly move much must name namely
+    neither never nevertheless next nine nobody none noone nothing nowhere often one onto others
+    otherwise part per perhaps please put rather see seem seemed seeming seems serious several
+    show side since sincere six sixty somehow someone something sometime sometimes somewhere
+    still system take ten thence thereafter thereby therefore therein thereupon thick thin third
+    though three throughout thru thus together top toward towards twelve twenty two un upon us
+    via well whatever whence whenever whereafter whereas whereby wherein whereupon wherever
+    whether whither whoever whole whose within without would yet
+    """.split()  # noqa: SIM905 - a word list, one string
+)
+
+
 @functools.lru_cache(maxsize=1)
 def content_stopwords() -> frozenset[str]:
     """The full English stopword list for content terms: ``bm25s``'s NLTK list
-    (``STOPWORDS_EN_PLUS``, 179 words: "more", "than", "between", ...) joined with Lucene's
-    (:func:`stopwords`). Titles keep the short list (:func:`title_tokens`)."""
+    (``STOPWORDS_EN_PLUS``, 179 words: "more", "than", "between", ...), Lucene's
+    (:func:`stopwords`) and the rest of the Glasgow list (:data:`GLASGOW_EXTRA`): 378 words.
+    Titles keep the short list (:func:`title_tokens`)."""
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-    return frozenset(STOPWORDS_EN_PLUS) | stopwords()
+    return frozenset(STOPWORDS_EN_PLUS) | stopwords() | GLASGOW_EXTRA
 
 
 def normalize_tokens(text: str) -> list[str]:

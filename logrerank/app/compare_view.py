@@ -167,10 +167,10 @@ def slope_figure(
             keys.append(key)
     fig = go.Figure()
     top = max([lr[x] for x in keys] + [rr[x] for x in keys] + [k])
-    height = max(380, 26 * len(keys) + 140)
+    height = max(410, 26 * len(keys) + 170)
     # label spacing in log10 units: one label line (16 px) of the plot's height
     span = math.log10(top + 0.5) - math.log10(0.8)
-    gap = span * 16 / max(1, height - 130)
+    gap = span * 16 / max(1, height - 160)
     for ranks, x_text, anchor in ((lr, 0.0, "right"), (rr, 1.0, "left")):
         ys = spread_labels([math.log10(ranks[x]) for x in keys], gap)
         for key, y in zip(keys, ys):
@@ -227,12 +227,13 @@ def slope_figure(
     )
     fig.update_layout(
         height=height,
-        margin={"l": 60, "r": 20, "t": 64, "b": 56},
+        margin={"l": 60, "r": 20, "t": 64, "b": 96},
         title={  # wrapped: a phone's chart is 330 px wide
             "text": _wrap(f"Rank shift (top-{k} of either): {left_name} → {right_name}", 44),
             "font": {"size": 14},
         },
-        legend={"orientation": "h", "y": -0.06},
+        # below the two-line axis names: 50 px under the plot area, whatever its height
+        legend={"orientation": "h", "yanchor": "top", "y": -50 / max(1, height - 160)},
         plot_bgcolor="white",
     )
     return fig

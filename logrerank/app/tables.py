@@ -273,7 +273,7 @@ def _note(r: Ranking) -> str:
         return "untrained model"
     for items in (r.sentences, r.passages_ranked):
         if _raw_logits(items):
-            return "calibrated scores saturate at the top: raw logits shown beside them"
+            return "calibrated scores crowd at 0 or 1: raw logits shown beside them"
     return ""
 
 
