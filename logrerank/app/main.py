@@ -67,7 +67,6 @@ CSS = """
 #table td span, #details td span { font-family: var(--font); }
 .lr-examples button { white-space: normal; }
 .lr-narrow { display: none; }
-#explain .lr-explain { overflow-wrap: anywhere; }
 @media (max-width: 640px) {
   #results-tabs .tab-container button { padding-left: 5px; padding-right: 5px; font-size: 13px; }
   .lr-wide { display: none; }
