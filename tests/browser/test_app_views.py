@@ -134,14 +134,17 @@ def test_headers_name_the_twin_and_the_ablation(page):
     calibrated scores come with raw logits."""
     run_example(page, SMALL)
     page.get_by_text("Knobs (recomputed from cached encodings)").click()
-    page.get_by_label("typed relations").uncheck()
-    wait_status(page, "graph recomputations: 2")
     page.click("#ce-pick input")
     page.wait_for_selector("#ce-pick [role=option]", timeout=TIMEOUT_MS)
     page.locator("#ce-pick [role=option]", has_text="cross-encoder twin").click()
-    status = wait_status(page, "graph recomputations: 3")
+    page.wait_for_function(
+        "document.querySelector('#ce-pick input').value.startsWith('cross-encoder twin')"
+    )
+    wait_status(page, "Ranking: LoG · compared with: the cross-encoder twin")
+    page.get_by_label("typed relations").uncheck()
     log, ce = "LoG without typed relations", "cross-encoder twin"
-    assert f"Ranking: {log} · compared with: the {ce} and BM25" in status
+    status = wait_status(page, f"Ranking: {log} · compared with: the {ce} and BM25")
+    assert "transformer passes this session: 1" in status
     page.evaluate("document.getElementById('results').scrollIntoView({block: 'start'})")
     label = page.inner_text("#table")
     assert f"Sentences ranked by {log}" in label and f"than the {ce}" in label
