@@ -142,3 +142,26 @@ def test_table_round_trip(tmp_path):
         f.write("token\t3\n")
     with pytest.raises(ValueError, match="not a background df table"):
         read_table(bad)
+
+
+def test_build_df_command_errors(tmp_path, capsys):
+    from logrerank.cli import main
+
+    assert main(["build-df", "--data-root", str(tmp_path / "none")]) == 2
+    assert "data folder" in capsys.readouterr().err
+    assert main(["build-df", "--data-root", str(tmp_path)]) == 2  # no corpus files there
+    assert "missing training corpus file" in capsys.readouterr().err
+
+
+@pytest.mark.data
+def test_shipped_table_is_what_build_df_writes(tmp_path):
+    """``logrerank build-df`` over the public training corpora rebuilds the shipped table."""
+    from logrerank.cli import main
+    from logrerank.data.common import default_data_root
+
+    root = default_data_root()
+    if not (root / "scifact" / "corpus.jsonl").is_file():
+        pytest.skip(f"public data not found at {root} (set LOGRERANK_DATA)")
+    out = tmp_path / "df.tsv.gz"
+    assert main(["build-df", "--data-root", str(root), "--out", str(out)]) == 0
+    assert out.read_bytes() == default_table_path().read_bytes()
