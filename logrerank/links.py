@@ -25,11 +25,13 @@ table of names: O(tokens x longest name), linear in the pool's text.
 **Shared rare term** (``Relation.SHARED_TERM``, both directions, one type). A *content term* is a
 normalised token that is not an English stopword (the full list,
 :func:`~logrerank.text_match.content_stopwords`), has at least ``term_min_len`` characters and
-is not all digits. A term is *rare* when it is rare **in science** and shared by few passages of
-the pool: its background idf ``ln(N / df_bg)`` (:mod:`logrerank.background_df`, document
-frequencies of scientific training corpora; a term missing from that table counts as rare) is at
-least ``term_bg_idf``, and its pool document frequency ``df`` (passages containing it, of P)
-has ``2 <= df`` and ``ln(P / df) >= term_idf``. So words such as "study", "also" or "results"
+is not all digits. A term is *rare* when it is rare **in science**: its background idf
+``ln(N / df_bg)`` (:mod:`logrerank.background_df`, document frequencies of scientific training
+corpora; a term missing from that table counts as rare) is at least ``term_bg_idf``; and when
+it is shared by few passages of the pool: its pool document
+frequency ``df`` (passages containing it, of P) is 2, or more with ``ln(P / df) >= term_idf``
+(so in pools of 9 or more passages the pool rule is ``ln(P / df) >= term_idf``; in smaller ones
+two passages sharing a term still link). So words such as "study", "also" or "results"
 never link passages, however few passages of a pool hold them, while "metformin" does.
 Sentences u, v of different passages are linked when they share a rare term; the pair's weight
 is the summed background idf of the rare terms they share, and each sentence keeps its
@@ -178,7 +180,7 @@ def rare_vocabulary(
     Args:
         terms: content terms of each sentence (:func:`content_terms`).
         passage_of: passage index of each sentence.
-        idf_threshold: least pool idf ``ln(P / df)``.
+        idf_threshold: least pool idf ``ln(P / df)`` of a term in more than two passages.
         bg_idf: least background idf (0 = no background criterion).
     """
     if not terms:
@@ -192,7 +194,9 @@ def rare_vocabulary(
     vocab: dict[str, float] = {}
     for t, ps in df.items():
         d = len(ps)
-        if d >= 2 and math.log(P / d) >= idf_threshold:
+        # shared by few passages: two always count (a small pool has no pool idf to speak of),
+        # more only while ln(P / df) >= idf_threshold
+        if d == 2 or (d > 2 and math.log(P / d) >= idf_threshold):
             idf = table.idf(t)
             if idf >= bg_idf:
                 vocab[t] = idf

@@ -114,8 +114,14 @@ def test_shared_term_threshold_and_passages():
     assert pairs(*index.tolist()) == {(0, 2), (2, 0)}
     # the weight is the term's background idf (logrerank.background_df)
     assert torch.allclose(w, torch.full((2,), background_df().idf("brca1")))
-    index, _ = shared_term_edges(toks(texts), pof, idf_threshold=0.8, top_k=4)
+    index, _ = shared_term_edges(toks(texts), pof, idf_threshold=5.0, top_k=4)
+    assert pairs(*index.tolist()) == {(0, 2), (2, 0)}  # two passages always count as few
+    # "brca1" in 3 of 5 passages: ln(5 / 3) = 0.51, rare below that threshold only
+    texts3, pof3 = ["brca1 a", "brca1 b", "brca1 c", "d", "e"], [0, 1, 2, 3, 4]
+    index, _ = shared_term_edges(toks(texts3), pof3, idf_threshold=0.8, top_k=4)
     assert index.shape == (2, 0)  # below the rarity threshold: no edge
+    index, _ = shared_term_edges(toks(texts3), pof3, idf_threshold=0.5, top_k=4)
+    assert index.shape[1] == 6
 
 
 def test_shared_term_not_within_a_passage_and_top_k():

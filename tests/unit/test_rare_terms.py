@@ -81,6 +81,28 @@ def test_technical_term_gives_an_edge(term):
     assert set(shared(a, b, bundled_graph())) == {(0, 1), (1, 0)}
 
 
+def test_two_passage_pool():
+    """A pool of two passages: a shared technical term links them, common words do not."""
+    cfg = bundled_graph()
+    le = link_edges(
+        ["Metformin lowered glucose in this study.", "We also gave metformin, more than before."],
+        [0, 1],
+        ["", ""],
+        cfg,
+    )
+    assert set(map(tuple, le.edge_index[:, le.relation == SHARED_TERM].t().tolist())) == {
+        (0, 1),
+        (1, 0),
+    }
+    le = link_edges(
+        ["This study also found more effects.", "The study also had more than one effect."],
+        [0, 1],
+        ["", ""],
+        cfg,
+    )
+    assert int((le.relation == SHARED_TERM).sum()) == 0
+
+
 def test_stopwords_full_list_and_min_length():
     stop = content_stopwords()
     assert {"more", "than", "between", "during", "the", "and", "however", "moreover"} <= stop
