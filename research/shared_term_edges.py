@@ -1,8 +1,9 @@
 """Shared-term edges per pool under the rarity criteria of ``logrerank/links.py``.
 
 Counts the shared-term edges (both directions) of the HotpotQA and MuSiQue train pools (the
-question's fixed paragraphs, segmented as the pipeline does) under: the earlier pool-only
-criterion (Lucene's 33 stopwords, rarity in the pool only), the full stopword list alone
+question's fixed paragraphs, segmented as the pipeline does) under: the earlier criterion
+(Lucene's 33 stopwords, rarity in the pool only; as today, two passages always count as few,
+which changes one 4-passage HotpotQA pool), the full stopword list alone
 (``term_bg_idf = 0``), and background-idf thresholds; then the terms the current default drops
 that the earlier criterion linked by, most frequent first. Needs only the texts (no model).
 
