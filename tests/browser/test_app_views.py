@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.browser import harness
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -34,49 +35,19 @@ SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
 SMALL, LARGE = "Statins and dementia", "Exercise and memory (50-passage pool)"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app_url():
-    import app  # builds the Blocks and loads the models once
-    from logrerank.app.main import launch_kwargs
-
-    port = _free_port()
-    app.demo.launch(
-        server_name="127.0.0.1",
-        server_port=port,
-        prevent_thread_lock=True,
-        quiet=True,
-        **launch_kwargs(),
-    )
-    yield f"http://127.0.0.1:{port}/"
-    app.demo.close()
+    yield from harness.serve_app()
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--headless"])
-        yield b
-        b.close()
+    yield from harness.open_chromium(sync_api, CHROMIUM)
 
 
 @pytest.fixture(params=list(SIZES))
 def page(request, browser, app_url):
-    width, height = SIZES[request.param]
-    ctx = browser.new_context(viewport={"width": width, "height": height})
-    pg = ctx.new_page()
-    pg.size = request.param
-    pg.dialogs = []
-    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
-    pg.goto(app_url)
-    pg.wait_for_selector("#run", timeout=TIMEOUT_MS)
-    yield pg
-    ctx.close()
+    yield from harness.open_page(browser, app_url, request.param, SIZES[request.param], TIMEOUT_MS)
 
 
 def shot(page, name: str, full_page: bool = False) -> Path:
@@ -87,12 +58,7 @@ def shot(page, name: str, full_page: bool = False) -> Path:
 
 
 def wait_status(page, text: str) -> str:
-    page.wait_for_function(
-        "t => (document.querySelector('#status') || {}).textContent?.includes(t)",
-        arg=text,
-        timeout=TIMEOUT_MS,
-    )
-    return page.text_content("#status")
+    return harness.wait_status(page, text, TIMEOUT_MS)
 
 
 def run_example(page, name: str) -> str:
