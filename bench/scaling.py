@@ -40,10 +40,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from logrerank.evaluation.peak_memory import Memory
-from logrerank.evaluation.speed_inputs import example_sentences, scifact_pools, synthetic_passages
-from logrerank.evaluation.speed_report import summary
-from logrerank.evaluation.speed_runs import load_models, run_ce, run_log
+from peak_memory import Memory  # siblings in bench/ (the script's folder is on sys.path)
+from speed_inputs import example_sentences, scifact_pools, synthetic_passages
+from speed_report import summary
+from speed_runs import load_models, run_ce, run_log
 
 ROOT = Path(__file__).resolve().parent.parent
 RANKERS = ("log", "ce")

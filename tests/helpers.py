@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
 
 from logrerank.config import ROLE_NAMES
@@ -79,7 +80,10 @@ def check_ranking(r: Ranking, passages) -> None:
 
 
 def load_bench_script(name: str):
-    """A bench/ script as a module (bench/ is not a package)."""
+    """A bench/ script as a module (bench/ is not a package; its scripts import their
+    siblings by name, so the folder goes on ``sys.path`` as when a script runs)."""
+    if str(REPO_ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT / "bench"))
     spec = importlib.util.spec_from_file_location(
         f"bench_{name}", REPO_ROOT / "bench" / f"{name}.py"
     )

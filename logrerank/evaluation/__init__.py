@@ -1,2 +1,2 @@
-"""Evaluation: metrics, `logrerank eval` over the benchmarks, the paired test, run reports and the
-speed benchmark (docs/evaluation.md, bench/README.md)."""
+"""Evaluation: metrics, `logrerank eval` over the benchmarks, the paired test and run reports
+(docs/evaluation.md). The speed and memory benchmarks live in the repository's bench/ folder."""

@@ -227,26 +227,17 @@ def test_unsupported_backbone_falls_back(make_pipeline) -> None:
 def test_runtime_flags_and_config() -> None:
     from logrerank.cli import build_parser
     from logrerank.config import LoGConfig
-    from logrerank.evaluation.speed import parse_runtimes
     from logrerank.jsonconfig import ConfigError
-    from logrerank.types import InputError
 
     parser = build_parser()
     for cmd in (
         ["rerank", "-p", "x.json"],
         ["eval", "--benchmark", "scifact"],
-        ["bench"],
         ["app"],
     ):
         assert parser.parse_args([*cmd, "--runtime", "onnx-int8"]).runtime == "onnx-int8"
     with pytest.raises(SystemExit):
         parser.parse_args(["rerank", "-p", "x.json", "--runtime", "tensorrt"])
-    assert parse_runtimes("torch,onnx,onnx-int8") == ["torch", "onnx", "onnx-int8"]
-    for bad in ("onnx,onnx", "openvino", ""):
-        with pytest.raises(InputError):
-            parse_runtimes(bad)
-    with pytest.raises(InputError, match="onnx-int8"):
-        parse_runtimes("onnx", quantize="int8")
     with pytest.raises(ConfigError, match="runtime"):
         LoGConfig(runtime="onnx-fp16").validate()
     assert LoGConfig.from_dict(LoGConfig(runtime="onnx").to_dict()).runtime == "onnx"

@@ -1,19 +1,17 @@
 """The benchmark tooling beyond one process: ``bench/scaling.py`` running its sweep in fresh
 subprocesses on the tiny model (``tiny_ckpt`` of conftest.py), and the real SciFact pools of the
 speed benchmark (``data``; skipped without ../shared/data). The in-process tests are in
-``tests/unit/test_bench.py``."""
+``tests/bench/test_bench.py``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+import scaling  # bench/ on sys.path: tests/bench/conftest.py
+from speed_inputs import scifact_pools
 
 from logrerank.data.common import default_data_root
-from logrerank.evaluation.speed_inputs import scifact_pools
-from tests.helpers import load_bench_script
-
-scaling = load_bench_script("scaling")
 
 
 def test_scaling_run_fresh_subprocesses(tiny_ckpt, tiny_dir, tmp_path):

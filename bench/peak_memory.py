@@ -1,6 +1,6 @@
 """Peak resident memory per benchmark phase (Linux ``VmHWM`` reset through ``clear_refs``).
 
-Used by the speed and scaling benchmarks (:mod:`logrerank.evaluation.speed`, ``bench/scaling.py``)
+Used by the speed and scaling benchmarks (``bench/speed.py``, ``bench/scaling.py``)
 to report the process peak and, per phase (model load, one ranker's calls), the peak and the
 resident memory after it.
 """

@@ -1,7 +1,7 @@
 """The timed calls of the speed benchmark: model loading, one LoG, cross-encoder or BM25 call.
 
 Each ``run_*`` function times one ranking of one pool and returns a row of seconds (and token
-counts); :func:`logrerank.evaluation.speed.measure` interleaves them over the pools.
+counts); ``measure`` in ``bench/speed.py`` interleaves them over the pools.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .peak_memory import Memory
-from .speed_report import GRAPH_STAGES, LOG_STAGES
+from peak_memory import Memory
+from speed_report import GRAPH_STAGES, LOG_STAGES
 
 
 def _sync(device: Any) -> None:
@@ -42,19 +42,19 @@ def load_models(
     Returns:
         ``{"log": model, "ce": CrossEncoder, "load_s": {...}, "quantize": {...}}``.
     """
-    from ..backbone import pick_device
+    from logrerank.backbone import pick_device
 
     mem = mem or Memory()
     dev = pick_device(device)
     if quantize == "int8":
         if dev.type != "cpu":
-            from ..types import InputError
+            from logrerank.types import InputError
 
             raise InputError("--quantize int8 runs on CPU only: pass --device cpu")
         precision = "fp32"  # quantised kernels take float32 activations
     out: dict[str, Any] = {"load_s": {}, "quantize": {}}
     if "log" in which:
-        from ..pipeline import LoGReranker
+        from logrerank.pipeline import LoGReranker
 
         with mem.phase("load_log"):
             t0 = time.perf_counter()
@@ -64,14 +64,14 @@ def load_models(
             _sync(model.device_)
             out["load_s"]["log"] = time.perf_counter() - t0
             if quantize == "int8":
-                from ..quantize import quantize_log_reranker
+                from logrerank.quantize import quantize_log_reranker
 
                 t0 = time.perf_counter()
                 out["quantize"]["log"] = quantize_log_reranker(model)
                 out["load_s"]["log_quantize"] = time.perf_counter() - t0
         out["log"] = model
     if "ce" in which:
-        from ..models.cross_encoder import CrossEncoder
+        from logrerank.models.cross_encoder import CrossEncoder
 
         with mem.phase("load_ce"):
             t0 = time.perf_counter()
@@ -79,7 +79,7 @@ def load_models(
             _sync(ce.device)
             out["load_s"]["cross_encoder"] = time.perf_counter() - t0
             if quantize == "int8":
-                from ..quantize import quantize_cross_encoder
+                from logrerank.quantize import quantize_cross_encoder
 
                 t0 = time.perf_counter()
                 out["quantize"]["cross_encoder"] = quantize_cross_encoder(ce)
@@ -120,7 +120,7 @@ def knob_graph(model: Any, i: int) -> Any:
 def log_tokens(model: Any, enc: Any) -> dict[str, int]:
     """Tokens LoG's encoder reads for ``enc`` (real and padded as batched), recomputed untimed
     with the same settings as :meth:`~logrerank.pipeline.LoGReranker.encode`."""
-    from ..tokenize import batches, tokenize
+    from logrerank.tokenize import batches, tokenize
 
     cfg = model.config
     per_passage: list[list[str]] = [[] for _ in enc.passages]
@@ -145,9 +145,9 @@ def ce_tokens(
 ) -> dict[str, int]:
     """Tokens the cross-encoder reads for the passage pairs (real and padded as batched);
     ``full``: the windows of the whole passages (the ``cross-encoder-full`` ranker)."""
-    from ..io import normalize_passages
-    from ..models.cross_encoder import pair_text
-    from ..models.pair_windows import full_pair_texts
+    from logrerank.io import normalize_passages
+    from logrerank.models.cross_encoder import pair_text
+    from logrerank.models.pair_windows import full_pair_texts
 
     plist = normalize_passages(passages)
     if full:
@@ -174,7 +174,7 @@ def run_log(
     Otherwise the call starts cold: the sentence-split memo is emptied first (pools share
     passages, and a memo hit would time a lookup instead of segmentation).
     """
-    from ..segment import clear_cache
+    from logrerank.segment import clear_cache
 
     clear_cache()
     if prefill:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from ..resources import package_path
+from logrerank.resources import package_path
 
 
 def scifact_pools(
@@ -19,8 +19,8 @@ def scifact_pools(
     Raises:
         InputError: the public data is not there.
     """
-    from ..data.pools import load_benchmark
-    from ..types import InputError
+    from logrerank.data.pools import load_benchmark
+    from logrerank.types import InputError
 
     try:
         examples, _ = load_benchmark("scifact", data_root=data_root, limit=n)
@@ -37,7 +37,7 @@ def scifact_pools(
 
 def example_sentences() -> tuple[list[str], list[str]]:
     """Sentences and questions of the app's bundled examples (``logrerank/app/examples``)."""
-    from ..segment import split_sentences
+    from logrerank.segment import split_sentences
 
     folder = package_path("app", "examples")
     sents, questions = [], []

@@ -1,36 +1,26 @@
-"""Smoke tests of the benchmark tooling: the int8 quantisation helper, the speed benchmark
-(:mod:`logrerank.evaluation.speed`, ``logrerank bench`` and ``bench/speed.py``) and
-``bench/scaling.py`` on the tiny model.
+"""Smoke tests of the benchmark tooling: the speed benchmark (``bench/speed.py`` and its
+repo-only shortcut ``logrerank bench``) and ``bench/scaling.py`` on the tiny model.
 
 Everything runs on the tiny random BERT of conftest.py (``tiny_ckpt`` is the tiny LoG model
 saved) with a handful of short synthetic passages. The scaling run in fresh subprocesses and the
-real-data pools are in ``tests/integration/test_bench.py``.
+real-data pools are in ``tests/bench/test_bench_subprocess.py``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
-import torch
-from torch import nn
+import scaling  # bench/ scripts and their siblings (tests/bench/conftest.py puts bench/ on sys.path)
+import speed
+from peak_memory import Memory
+from speed_inputs import synthetic_pools
+from speed_report import LOG_STAGES, TARGETS, analyse, check_targets, summary
+from speed_runs import clear_memos, run_log, timed_method
 
 from logrerank.cli import build_parser, main
-from logrerank.evaluation import speed
-from logrerank.evaluation.peak_memory import Memory
-from logrerank.evaluation.speed_inputs import synthetic_pools
-from logrerank.evaluation.speed_report import LOG_STAGES, TARGETS, analyse, check_targets, summary
-from logrerank.evaluation.speed_runs import clear_memos, run_log, timed_method
-from logrerank.quantize import (
-    QuantizationError,
-    count_linear,
-    quantize_cross_encoder,
-    quantize_dynamic_int8,
-    quantize_log_reranker,
-)
-from tests.helpers import load_bench_script
+from logrerank.cli.bench import bench_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERY = "Do statins reduce the risk of dementia?"
@@ -39,10 +29,6 @@ PASSAGES = [
     {"title": "Trial", "text": "No difference was seen in the trial. Adherence was high."},
     "Healthy-user bias may explain the association. Confounding remains possible.",
 ]
-
-
-speed_script = load_bench_script("speed")
-scaling = load_bench_script("scaling")
 
 
 @pytest.fixture(scope="module")
@@ -61,59 +47,7 @@ def _tiny_args(tiny_ckpt: Path, tiny_dir: Path, out: Path) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------
-# quantize
-
-
-def test_quantize_linear_replaced_and_close():
-    torch.manual_seed(0)
-    m = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4)).eval()
-    x = torch.randn(8, 16)
-    ref = m(x)
-    assert count_linear(m) == (2, 0)
-    q = quantize_dynamic_int8(m)
-    assert count_linear(q) == (0, 2)
-    torch.testing.assert_close(q(x), ref, atol=0.05, rtol=0.05)
-    bare = nn.Linear(16, 4).eval()  # a bare Linear is returned as a new, quantised module
-    qb = quantize_dynamic_int8(bare)
-    assert count_linear(qb) == (0, 1)
-    torch.testing.assert_close(qb(x), bare(x), atol=0.05, rtol=0.05)
-
-
-def test_quantize_refuses_non_cpu_modules():
-    with pytest.raises(QuantizationError, match="CPU only"):
-        quantize_dynamic_int8(nn.Linear(4, 4, device="meta"))
-
-
-def test_quantize_log_reranker_close_to_fp32(make_tiny_model):
-    fp32, q = make_tiny_model(), make_tiny_model()
-    n_before = count_linear(q.local.encoder)[0]
-    info = quantize_log_reranker(q)
-    assert count_linear(q.local.encoder) == (0, n_before) and n_before > 0
-    assert info["quantized_linear"] == n_before
-    assert info["float_linear_left"] > 0  # heads and graph model stay float32
-    assert q.autocast_dtype is None
-    a, b = fp32.encode(QUERY, PASSAGES), q.encode(QUERY, PASSAGES)
-    scale = a.h.abs().max()
-    assert (a.h - b.h).abs().max() <= 0.05 * scale
-    torch.testing.assert_close(b.local_logits, a.local_logits, atol=0.05, rtol=0.05)
-    ranking = q.rank_encoded(b)
-    assert len(ranking.sentences) == len(a.sentences)
-
-
-def test_quantize_cross_encoder_close_to_fp32(tiny_dir):
-    from logrerank.models.cross_encoder import CrossEncoder
-
-    fp32 = CrossEncoder(str(tiny_dir), device="cpu", precision="fp32")
-    q = CrossEncoder(str(tiny_dir), device="cpu", precision="fp32")
-    info = quantize_cross_encoder(q)
-    assert info["quantized_linear"] > 0 and info["float_linear_left"] == 0
-    pairs = [(QUERY, p if isinstance(p, str) else p["text"]) for p in PASSAGES]
-    ref, got = fp32.predict(pairs), q.predict(pairs)
-    assert max(abs(x - y) for x, y in zip(ref, got)) < 0.05 * max(1.0, *map(abs, ref))
-
-
-# --------------------------------------------------------------------------------------
-# the speed benchmark (logrerank.evaluation.speed)
+# the speed benchmark (bench/speed.py)
 
 
 def test_summary_percentiles():
@@ -234,7 +168,7 @@ def test_run_log_with_the_pool_in_the_passage_cache(tokenizer, tiny_config, make
     cold = run_log(model, QUERY, PASSAGES)
     model.passage_cache_mb = 16
     warm = run_log(model, QUERY, PASSAGES, prefill=True)
-    cache = model.__dict__["_kept_cache"][1]
+    cache = model.caches.passages[1]
     # computed once each: every sentence and the placeholder question (cache_passages), then
     # only the timed call's question; every window of both calls read its segments from the store
     assert cache.misses == warm["sentences"] + 2
@@ -257,7 +191,6 @@ def test_speed_script_and_cli_bench(tiny_ckpt, tiny_dir, tmp_path, capsys):
     assert "LoG / cross-encoder" in capsys.readouterr().out
 
     out8 = tmp_path / "int8"
-    assert speed_script.main is speed.main  # bench/speed.py is the package's benchmark
     assert speed.main([*_tiny_args(tiny_ckpt, tiny_dir, out8), "--quantize", "int8"]) == 0
     res8 = json.loads((out8 / "results.json").read_text())
     assert res8["meta"]["quantize"] == "int8"
@@ -280,11 +213,29 @@ def test_speed_pack_length_is_applied_and_recorded(tiny_ckpt, tiny_dir, tmp_path
     assert "--pack-length must be >= 0" in capsys.readouterr().err
 
 
-def test_cli_bench_options_match_the_script():
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    cli = {a.dest: a.default for a in sub.choices["bench"]._actions if a.dest != "help"}
-    script = {a.dest: a.default for a in speed.build_parser()._actions if a.dest != "help"}
-    assert cli == script
+def test_cli_bench_passes_every_argument_to_the_script(monkeypatch, tmp_path, capsys):
+    args = build_parser().parse_args(["bench", "--queries", "3", "--help"])
+    assert args.bench_args == ["--queries", "3", "--help"]  # parsed by bench/speed.py alone
+    assert bench_dir() == ROOT / "bench"  # the tests run from the repository root
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--help"])
+    assert exc.value.code == 0 and "--pack-length" in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)  # outside a checkout: one line, exit 2
+    assert main(["bench", "--queries", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "bench/speed.py not found" in err and len(err.strip().splitlines()) == 1
+
+
+def test_runtime_flags_of_the_benchmark():
+    from logrerank.types import InputError
+
+    assert speed.build_parser().parse_args(["--runtime", "onnx-int8"]).runtime == "onnx-int8"
+    assert speed.parse_runtimes("torch,onnx,onnx-int8") == ["torch", "onnx", "onnx-int8"]
+    for bad in ("onnx,onnx", "openvino", ""):
+        with pytest.raises(InputError):
+            speed.parse_runtimes(bad)
+    with pytest.raises(InputError, match="onnx-int8"):
+        speed.parse_runtimes("onnx", quantize="int8")
 
 
 def test_bench_scripts_do_not_import_tests():
