@@ -56,8 +56,9 @@ def lexical_features(
 
 
 def pool_lexical(enc) -> Tensor:
-    """Lexical inputs of an encoded pool, cached on ``enc``."""
-    cached = enc.__dict__.get("_lexical")
+    """Lexical inputs of an encoded pool, computed once into its ``lexical`` field
+    (:class:`~logrerank.results.Encoded`)."""
+    cached = enc.lexical
     if cached is None:
         with torch.inference_mode(False):  # cached tensors must also serve training
             cached = lexical_features(
@@ -67,5 +68,5 @@ def pool_lexical(enc) -> Tensor:
                 [p.title for p in enc.passages],
                 [p.text for p in enc.passages],
             )
-        enc.__dict__["_lexical"] = cached
+        enc.lexical = cached
     return cached

@@ -16,6 +16,7 @@ import copy
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -44,6 +45,29 @@ def bf16_linear_copy(scorer: LocalScorer) -> LocalScorer:
             m.to(torch.bfloat16)
     twin.eval()
     return twin
+
+
+@dataclass
+class LocalCaches:
+    """What a :class:`~logrerank.pipeline.LoGReranker` derives from its local scorer and keeps
+    between calls (its ``caches`` field). A plain attribute, not a submodule: never in
+    ``state_dict``, a checkpoint or ``.to()``. Each entry is keyed by :func:`params_key` of the
+    module it derives from and rebuilt when that changes.
+
+    Attributes:
+        passages: ``(encoder key, cache)`` of the cross-call passage cache
+            (``LoGReranker.passage_cache_mb``), None while off.
+        bf16_twin: ``(scorer key, copy)`` of the bf16-Linear scorer (``LoGReranker.bf16_weights``;
+            :func:`bf16_linear_copy`), None until first used.
+        runtime: the transformer runtime the scorer runs on, a
+            :class:`~logrerank.runtime.local_runtime.RuntimeState` (set by
+            :func:`~logrerank.runtime.local_runtime.sync_local_runtime`), None before the
+            first call.
+    """
+
+    passages: tuple[Any, SegmentCache] | None = None
+    bf16_twin: tuple[Any, LocalScorer] | None = None
+    runtime: Any = None
 
 
 @dataclass

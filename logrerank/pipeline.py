@@ -32,7 +32,7 @@ from .io import prepare_input
 from .limits import DEFAULT_LIMITS, Limits
 from .links import annotate_edges
 from .local import LocalScorer
-from .local_batches import bf16_linear_copy, params_key, run_local
+from .local_batches import LocalCaches, bf16_linear_copy, params_key, run_local
 from .memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
 from .passage_head import PassageHead
 from .passage_units import scoring_units
@@ -136,6 +136,7 @@ class LoGReranker(nn.Module):
         self.source = "untrained initialisation (seeded)"  # replaced by from_pretrained
         self.device_ = bb.pick_device(self.config.device)
         self.autocast_dtype = bb.autocast_dtype(self.device_, self.config.precision)
+        self.caches = LocalCaches()  # derived state kept between calls; not saved
         self.to(self.device_)
         self.eval()
 
@@ -301,25 +302,24 @@ class LoGReranker(nn.Module):
                 "the passage cache is off: set passage_cache_mb > 0 (isolated-mode models only)"
             )
         self.encode("passages", passages)
-        return len(self.__dict__["_kept_cache"][1].store)
+        return len(self.caches.passages[1].store)
 
     def clear_passage_cache(self) -> None:
         """Drop every passage state kept across calls (:attr:`passage_cache_mb`)."""
-        held = self.__dict__.get("_kept_cache")
-        if held is not None:
-            held[1].clear()
+        if self.caches.passages is not None:
+            self.caches.passages[1].clear()
 
     def _passage_cache(self, scorer: LocalScorer) -> SegmentCache | None:
         """The cross-call :class:`SegmentCache` (None when off or not in isolated mode); a new
         one whenever a parameter of the frozen packaged encoder changed."""
         if not self.passage_cache_mb or not self.config.local.isolated_layers:
-            self.__dict__.pop("_kept_cache", None)
+            self.caches.passages = None
             return None
         key = params_key(self.local.encoder)
-        held = self.__dict__.get("_kept_cache")
+        held = self.caches.passages
         if held is None or held[0] != key:
             held = (key, SegmentCache(scorer, max_mb=self.passage_cache_mb))
-            self.__dict__["_kept_cache"] = held  # plain attribute: not a submodule, not saved
+            self.caches.passages = held
         held[1].scorer, held[1].max_mb = scorer, self.passage_cache_mb
         return held[1]
 
@@ -330,18 +330,18 @@ class LoGReranker(nn.Module):
         if self.local.active_runtime() is not None:  # the ONNX runtime runs the Linear layers
             return self.local
         key = params_key(self.local)
-        cached = self.__dict__.get("_bf16_twin")  # plain attribute: not a submodule, not saved
+        cached = self.caches.bf16_twin
         if cached is not None and cached[0] == key:
             return cached[1]
         twin = bf16_linear_copy(self.local)
-        self.__dict__["_bf16_twin"] = (key, twin)  # concurrent builders: the last one wins
+        self.caches.bf16_twin = (key, twin)  # concurrent builders: the last one wins
         return twin
 
     @property
     def runtime_in_use(self) -> str:
         """The runtime the last encode ran on: ``config.runtime``, or ``"torch"`` after a
         fallback (:mod:`logrerank.runtime`)."""
-        state = self.__dict__.get("_runtime_state")
+        state = self.caches.runtime
         return state.effective if state is not None else "torch"
 
     def _autocast_dtype_used(self) -> torch.dtype:

@@ -36,6 +36,8 @@ class Encoded:
     # passage cache (LoGReranker.passage_cache_mb): windows whose sentences were all cached
     # (only the query and the joint layer ran) / all windows; (0, 0) when the cache is off
     cached_windows: tuple[int, int] = (0, 0)
+    # [N, 3] lexical node inputs, computed on first use (logrerank.lexical.pool_lexical)
+    lexical: Tensor | None = field(default=None, repr=False, compare=False)
 
 
 def unscored_sentences(spans: list[list[Span]]) -> tuple[list[ScoredSentence], Tensor]:

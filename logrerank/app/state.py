@@ -201,7 +201,7 @@ class Backend:
         out = []
         if loaded.model is None and loaded.error and (key not in ("", "bundled") or choice):
             out.append(self._folder_warning(key, loaded.error))
-        state = self.log.__dict__.get("_runtime_state")
+        state = self.log.caches.runtime
         out += [w for w in (getattr(state, "warning", None),) if w]
         ce_warning = getattr(loaded.model, "runtime_warning", None)
         return out + ([ce_warning] if ce_warning and ce_warning not in out else [])

@@ -146,11 +146,13 @@ class CrossEncoder:
 
     trim_budget_mb: float = TRIM_BUDGET_MB
     pad_multiple: int = PAD_MULTIPLE
+    runtime_backend: Any = None  # set by __init__ (class defaults: a plain sigmoid on torch)
+    calibration: tuple[float, float] = (1.0, 0.0)
 
     @property
     def runtime(self) -> str:
         """The runtime :meth:`predict` uses: ``"torch"``, ``"onnx"`` or ``"onnx-int8"``."""
-        backend = self.__dict__.get("runtime_backend")
+        backend = self.runtime_backend
         return backend.name if backend is not None else "torch"
 
     def __init__(
@@ -255,7 +257,7 @@ class CrossEncoder:
 
     def probability(self, logit: float) -> float:
         """The reported score of a logit: ``sigmoid(a * logit + b)`` (:attr:`calibration`)."""
-        a, b = self.__dict__.get("calibration", (1.0, 0.0))
+        a, b = self.calibration
         return sigmoid(a * logit + b)
 
     @torch.inference_mode()

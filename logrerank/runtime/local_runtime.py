@@ -129,7 +129,7 @@ def sync_local_runtime(model: Any) -> RuntimeState:
     requested = check_runtime(model.config.runtime)
     scorer = model.local
     key = (requested, str(model.device_), params_key(scorer))
-    state = model.__dict__.get("_runtime_state")
+    state = model.caches.runtime
     if state is None or state.key != key:
         backend, warning = None, None
         if requested != "torch":
@@ -142,7 +142,7 @@ def sync_local_runtime(model: Any) -> RuntimeState:
             except Exception as exc:  # missing package, unsupported backbone, export error
                 warning = warn_fallback(requested, _reason(exc))
         state = RuntimeState(requested, key, backend, warning)
-        model.__dict__["_runtime_state"] = state  # plain attribute: not a submodule, not saved
+        model.caches.runtime = state  # logrerank.local_batches.LocalCaches: not saved
     scorer.runtime_backend = state.backend
     return state
 

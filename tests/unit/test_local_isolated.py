@@ -230,10 +230,10 @@ def test_passage_cache_reuses_passages_across_questions(
     passages = [" ".join(p) for p in PASSAGES]
     other = "Which drug lowers blood pressure?"
     cold = model.encode(other, passages)  # reference: cache off
-    assert "_kept_cache" not in model.__dict__
+    assert model.caches.passages is None
     model.passage_cache_mb = 64
     model.encode(QUERY, passages)  # fills the cache from the ordinary windows
-    cache = model.__dict__["_kept_cache"][1]
+    cache = model.caches.passages[1]
     n_sentences = sum(len(p) for p in PASSAGES)
     assert len(cache.store) == n_sentences + 1  # every sentence, and the first query
     stacked = []  # token ids of every frozen-layer pass
@@ -269,7 +269,7 @@ def test_passage_cache_is_bounded_and_mixed_calls_stay_exact(tokenizer, tiny_pip
     mixed = model.encode(QUERY, passages + more)
     assert torch.allclose(mixed.local_logits, ref.local_logits, atol=1e-5)
     assert torch.allclose(mixed.h, ref.h, atol=1e-5)
-    cache = model.__dict__["_kept_cache"][1]
+    cache = model.caches.passages[1]
     assert cache.hits > 0
     per_entry = cache.nbytes / len(cache.store)
     model.passage_cache_mb = 3 * per_entry / 2**20  # room for about three segments
@@ -284,14 +284,14 @@ def test_passage_cache_is_dropped_when_the_encoder_changes(tokenizer, tiny_pipel
     passages = [" ".join(p) for p in PASSAGES]
     model.passage_cache_mb = 64
     model.encode(QUERY, passages)
-    first = model.__dict__["_kept_cache"][1]
+    first = model.caches.passages[1]
     with torch.no_grad():
         model.local.encoder.embeddings.word_embeddings.weight.mul_(1.5)
     after = model.encode(QUERY, passages)
-    assert model.__dict__["_kept_cache"][1] is not first  # stale states never reused
+    assert model.caches.passages[1] is not first  # stale states never reused
     model.passage_cache_mb = 0
     fresh = model.encode(QUERY, passages)
-    assert "_kept_cache" not in model.__dict__
+    assert model.caches.passages is None
     assert torch.allclose(after.local_logits, fresh.local_logits, atol=1e-5)
 
 
