@@ -43,7 +43,8 @@ class RoleTaggerConfig(JsonConfig):
     device: str = "cpu"  # "cpu", "cuda", "cuda:1" or "auto"
     data_root: str | None = None  # public data folder; None = data.common.default_data_root()
     run_dir: str = "runs/roles"  # resumable state, per-variant best checkpoints, metrics.json
-    out_dir: str | None = None  # final checkpoint folder; None = default_checkpoint_dir()
+    # final checkpoint folder; None = the bundled one, default_checkpoint_dir() (overwrites it)
+    out_dir: str | None = "runs/role-tagger"
 
     LABEL = "role-tagger config"
     KEY_PREFIX = "role-tagger."

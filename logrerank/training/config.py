@@ -73,7 +73,7 @@ class TrainConfig(JsonConfig):
     bf16: bool = True  # bf16 autocast where supported
     max_minutes: float = 0.0  # stop training after this many minutes (0 = no cap)
     init: str | None = None  # stage 2: the stage-1 checkpoint to start from (frozen local part)
-    out: str = "logrerank/checkpoints/log-reranker"  # output checkpoint folder
+    out: str = "runs/log-reranker"  # output checkpoint folder (the bundled one is a copy of it)
     state_dir: str = "runs/train-state"  # resumable state (gitignored)
     model: dict[str, Any] = field(default_factory=dict)  # LoGConfig overrides (nested dict)
 

@@ -93,7 +93,7 @@ class CrossEncoderTrainConfig(JsonConfig):
     # optimizer steps between progress lines
     log_every: int = 10
     # output checkpoint folder (the delta)
-    out: str = "logrerank/checkpoints/cross-encoder"
+    out: str = "runs/cross-encoder"
     # resumable training state (gitignored)
     state_dir: str = "runs/crossencoder/state"
     # device: "cpu", "cuda" or "auto"

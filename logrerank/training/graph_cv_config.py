@@ -1,9 +1,10 @@
 """Run config of the cross-validated stage-2 training on multi-passage pools
 (:mod:`logrerank.training.graph_cv`; ``configs/global-multihop.json``).
 
-A ``logrerank train global`` config with a ``multihop`` field is this config (not
-:class:`~logrerank.training.config.TrainConfig`); ``--set FIELD=VALUE`` overrides are type-checked
-like every other run config (:class:`~logrerank.jsonconfig.JsonConfig`).
+A ``logrerank train global`` config whose ``stage`` is ``"global-multihop"`` is this config (a
+``stage`` of ``"global"`` is :class:`~logrerank.training.config.TrainConfig`); ``--set
+FIELD=VALUE`` overrides are type-checked like every other run config
+(:class:`~logrerank.jsonconfig.JsonConfig`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,18 @@ from ..jsonconfig import ConfigError, JsonConfig
 MULTI_HOP_SOURCES = ("hotpotqa", "musique")
 AUX_SOURCES = ("scifact", "citint")
 LOSSES = ("aligned", "listwise")
+STAGE = "global-multihop"  # GraphCVConfig.stage: what makes a global config this one
 # fields that do not change the trained models (left out of the run digest)
-_NOT_IN_DIGEST = ("seeds", "out", "work_dir", "threads", "dev", "encode", "single_min_titled")
+_NOT_IN_DIGEST = (
+    "stage",
+    "seeds",
+    "out",
+    "work_dir",
+    "threads",
+    "dev",
+    "encode",
+    "single_min_titled",
+)
 
 
 @dataclass
@@ -29,6 +40,7 @@ class GraphCVConfig(JsonConfig):
     LABEL = "multi-hop stage-2 config"
     PARTIAL = {"model": LoGConfig}  # --set model.graph.tau_sim=0.8
 
+    stage: str = STAGE  # always STAGE: names this config class (logrerank train global)
     init: str = "logrerank/checkpoints/log-reranker"  # stage-1 (+ stage-2) checkpoint; local frozen
     cache_dir: str = "runs/enc"  # encoded pools (training.encode_cache, one pair of files a split)
     # multi-hop train samples -> query limit (0 = all); the K folds are over these questions
@@ -70,6 +82,10 @@ class GraphCVConfig(JsonConfig):
 
     def check(self) -> GraphCVConfig:
         """Ranges and names; the ``model`` overrides must give a valid model config."""
+        if self.stage != STAGE:
+            raise ConfigError(
+                f"stage of a multi-hop stage-2 config is {STAGE!r}, got {self.stage!r}"
+            )
         if self.folds < 2 or self.epochs < 1 or self.grad_accum < 1 or self.threads < 1:
             raise ConfigError("folds must be >= 2 and epochs, grad_accum, threads >= 1")
         if self.loss not in LOSSES:
@@ -105,5 +121,7 @@ class GraphCVConfig(JsonConfig):
 
 
 def is_graph_cv_config(data: Any) -> bool:
-    """Whether a loaded JSON config is a :class:`GraphCVConfig` (it has ``multihop``)."""
-    return isinstance(data, dict) and "multihop" in data
+    """Whether a loaded JSON config is a :class:`GraphCVConfig`: its ``stage`` field says
+    ``"global-multihop"`` (a stage-2 :class:`~logrerank.training.config.TrainConfig` says
+    ``"global"``)."""
+    return isinstance(data, dict) and data.get("stage") == STAGE

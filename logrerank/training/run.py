@@ -21,9 +21,10 @@ task               config class                                 trains
                    config.RoleTaggerConfig`                     training.roles`)
 =================  ===========================================  ================================
 
-A ``global`` config with a ``multihop`` field is a :class:`~logrerank.training.graph_cv_config.
-GraphCVConfig`: stage 2 cross-validated on multi-passage pools (:mod:`~logrerank.training.
-graph_cv`; ``steps`` picks ``cv``, ``final`` and ``eval``, all three by default).
+A ``global`` config whose ``stage`` field is ``"global-multihop"`` is a :class:`~logrerank.
+training.graph_cv_config.GraphCVConfig`: stage 2 cross-validated on multi-passage pools
+(:mod:`~logrerank.training.graph_cv`; ``steps`` picks ``cv``, ``final`` and ``eval``, all three
+by default).
 """
 
 from __future__ import annotations

@@ -275,6 +275,24 @@ def test_shipped_run_configs_load() -> None:
             TrainConfig.load(path)
 
 
+def test_training_outputs_default_under_runs() -> None:
+    """No shipped run config and no config default writes over a bundled checkpoint."""
+    from pathlib import Path
+
+    from logrerank.models.role_tagger_config import RoleTaggerConfig
+    from logrerank.training.config import TrainConfig
+    from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
+    from logrerank.training.graph_cv_config import GraphCVConfig
+
+    outs = [TrainConfig().out, CrossEncoderTrainConfig().out, GraphCVConfig().out]
+    outs.append(RoleTaggerConfig().out_dir)
+    configs = Path(__file__).resolve().parents[2] / "configs"
+    for path in sorted(configs.glob("*.json")):
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        outs += [raw[k] for k in ("out", "out_dir") if raw.get(k)]
+    assert outs and all(str(o).startswith("runs/") for o in outs), outs
+
+
 def test_benchmark_sources_match_the_pools() -> None:
     """Stage-1 sources are benchmarks with a train split; evinf and scisumm train pools feed
     the passage head and stage 2 (through the encoding cache), not stage 1."""

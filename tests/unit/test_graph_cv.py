@@ -117,6 +117,16 @@ def test_cv_config_types_and_overrides(tmp_path):
     assert GraphCVConfig().digest() != GraphCVConfig().override(["epochs=2"]).digest()
 
 
+def test_cv_config_is_named_by_its_stage_field():
+    from logrerank.training.graph_cv_config import is_graph_cv_config
+
+    assert GraphCVConfig().stage == "global-multihop"
+    assert is_graph_cv_config(GraphCVConfig().to_dict())
+    assert not is_graph_cv_config({"stage": "global", "multihop": {"hotpotqa": 0}})
+    with pytest.raises(ConfigError, match="global-multihop"):
+        GraphCVConfig().override(["stage=global"])
+
+
 def test_folds_are_deterministic_and_balanced():
     folds = [fold_of("hotpotqa", str(i), 5) for i in range(500)]
     assert folds == [fold_of("hotpotqa", str(i), 5) for i in range(500)]

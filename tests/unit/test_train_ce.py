@@ -57,7 +57,7 @@ def test_shipped_config_loads():
     cfg = CrossEncoderTrainConfig.load(REPO / "configs" / "crossencoder.json")
     assert cfg.sources == ["scifact", "citint"]
     assert cfg.dev_fraction > 0 and cfg.threads >= 1
-    assert cfg.prior_scale > 0 and cfg.out == "logrerank/checkpoints/cross-encoder"
+    assert cfg.prior_scale > 0 and cfg.out == "runs/cross-encoder"
     plain = CrossEncoderTrainConfig.load(REPO / "configs" / "crossencoder-plain.json")
     assert plain.prior_scale == 0 and plain.out.startswith("runs/")
 
