@@ -140,7 +140,7 @@ def autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
 
     "auto" uses bf16 where it is faster than fp32: CUDA with bf16, and CPUs with AMX tiles
     (:func:`cpu_bf16_is_faster`; without AMX bf16 was slower or no faster, bench/README.md,
-    "A CPU without AMX"), fp32 elsewhere. The rule reads the hardware only, so it is the same
+    "Decisions"), fp32 elsewhere. The rule reads the hardware only, so it is the same
     in every process. "bf16" uses bf16 wherever it is supported at all; where it is not it also falls back to fp32 (the pipeline reports it as a
     warning).
     """

@@ -44,24 +44,24 @@ class LocalConfig(JsonConfig):
     isolated_layers: int = 0
     prior_scale: float = 10.0  # initial a in the prior a * (cos(e_q, e_s) - b) added to l_local
     prior_shift: float = 0.4  # b in that prior (fixed; sets where z_local crosses 0.5)
-    # padded tokens per forward pass (bounds peak memory; bench/README.md, "4,096-token batches")
+    # padded tokens per forward pass (bounds peak memory; bench/README.md, "Decisions")
     batch_tokens: int = 4096
     max_batch_windows: int = 32  # windows per forward pass at most
     # inference: pad each batch's length up to a multiple of this (0 = no padding). Fewer
     # distinct batch shapes keep oneDNN's per-shape state from growing with every new input
-    # (bench/README.md, "Resident memory after calls")
+    # (bench/README.md, "Decisions")
     pad_multiple: int = 0
     # inference and training, isolated mode: the frozen layers run on the sentence segments
     # packed into rows of this many tokens instead of on the windows, so their block-diagonal
     # attention costs ``pack_length`` per token, not the window length (0 = window layout).
-    # The same math up to float rounding (bench/README.md, "Packed sentence rows")
+    # The same math up to float rounding (bench/README.md, "Decisions")
     pack_length: int = 128
     # Nodes of the local stage: "sentence" = LoG's sentences; "passage" = the cross-encoder twin
     # baseline (docs/evaluation.md): each passage becomes units "title. window of its full text"
     # (logrerank/passage_units.py), scored by the same layers, a passage by its best unit
     unit: str = "sentence"
     # "passage" units: tokens per unit (title + ". " + window) at most; 128 = what the packaged
-    # bi-encoder ranks best (research/twin_unit_length.py, docs/method.md)
+    # bi-encoder ranks best (docs/method.md; docs/studies.md)
     unit_tokens: int = 128
     unit_stride: int = 32  # "passage" units: body tokens shared by consecutive windows
 

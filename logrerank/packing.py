@@ -23,7 +23,7 @@ def first_fit_decreasing(lengths: list[int], width: int) -> list[list[int]]:
     room for it, or opens a new row. FFD never uses more than ``11/9 OPT + 6/9`` rows (Dosa
     2007). On 20 SciFact pools and rows of 128 tokens it filled 95.5 % of the slots when a
     whole call is packed at once and 83 % batch by batch, where next fit in reading order
-    filled 72 % (bench/README.md, ``research/bench/pack_fill.py``).
+    filled 72 % (bench/README.md, "Decisions").
 
     Args:
         lengths: item sizes, each at most ``width``.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from functools import partial
 from typing import Any
 
@@ -25,25 +26,28 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import gradio as gr  # noqa: E402
 
+from ..limits import DEFAULT_LIMITS  # noqa: E402
 from ..memory import freeze_startup_objects  # noqa: E402
 from . import api, viz  # noqa: E402
 from . import handlers as ui  # noqa: E402
+from .loading import LazyBackend, bundled_log_config  # noqa: E402
 from .state import (  # noqa: E402
     ABLATIONS,
     DETAIL_COLUMNS,
     METRIC_COLUMNS,
     TABLE_COLUMNS,
-    Backend,
     Knobs,
     Result,
     Session,
 )
+from .styles import CSS  # noqa: E402
 
-BACKEND = Backend.load()  # models loaded once per process
+# no full-GC pauses inside requests (bench/README.md, "Passages cached"): freeze after loading
+BACKEND = LazyBackend(after_load=freeze_startup_objects)  # models load on first use
 EXAMPLES = ui.list_examples()
 DEFAULT = Knobs()
-GRAPH_CFG = BACKEND.log.config.graph
-freeze_startup_objects()  # no full-GC pauses inside requests (bench/README.md, "Passages cached")
+GRAPH_CFG = bundled_log_config().graph  # the sliders' defaults: config.json, no weights
+LIMITS = DEFAULT_LIMITS  # the LoG model's input limits (LoGReranker.limits)
 
 INTRO = """# logrerank · LoG-Reranker
 Sentence-level **local-to-global graph reranking** of scientific evidence: each sentence gets a
@@ -51,28 +55,13 @@ Sentence-level **local-to-global graph reranking** of scientific evidence: each 
 network over the sentences of all passages. Examples are illustrative texts written for this demo."""
 
 EMPTY_STATE = (
-    "<div class='lr-empty' style='font-size:14px;padding:8px 10px;background:#f3f7ff;"
-    "border-left:4px solid #2C7FB8;margin-bottom:6px'><b>Start here:</b> click an example "
+    "<div class='lr-empty'><b>Start here:</b> click an example "
     "<span class='lr-wide'>on the left</span><span class='lr-narrow'>above</span> under "
     "<i>Try an example</i> (it loads and runs), or type a question, paste passages separated by "
     "blank lines and press <b>Rerank</b>. The ranked sentences appear here; the other tabs show the sentence "
     "graph, the comparison with a cross-encoder and BM25, the context an LLM would receive and "
     "why a sentence sits where it does.</div>"
 )
-
-CSS = """
-#results-tabs .tab-container button { padding-left: 9px; padding-right: 9px; }
-#table td, #table th { vertical-align: top; }
-#table th .header { white-space: nowrap; word-break: keep-all; overflow-wrap: normal; }
-#table td span, #details td span { font-family: var(--font); }
-.lr-examples button { white-space: normal; }
-.lr-narrow { display: none; }
-@media (max-width: 640px) {
-  #results-tabs .tab-container button { padding-left: 5px; padding-right: 5px; font-size: 13px; }
-  .lr-wide { display: none; }
-  .lr-narrow { display: inline; }
-}
-"""
 
 SCROLL_TO_RESULTS = """() => {
   const el = document.getElementById('results');
@@ -81,13 +70,40 @@ SCROLL_TO_RESULTS = """() => {
   if (top < 0 || top > window.innerHeight * 0.5) { el.scrollIntoView({block: 'start'}); }
 }"""
 
-LIMITS = BACKEND.log.limits
-
 
 def initial_status() -> str:
-    """The status panel before the first run (read at page load: follows ``--cross-encoder``)."""
-    rows, device = BACKEND.model_rows(), BACKEND.device_info()
-    return EMPTY_STATE + viz.status_html(rows, *device, BACKEND.startup_warnings(), {})
+    """The status panel before the first run (read at page load: follows ``--cross-encoder``;
+    the first page load of a process loads the models)."""
+    backend = BACKEND.get()
+    rows, device = backend.model_rows(), backend.device_info()
+    return EMPTY_STATE + viz.status_html(rows, *device, backend.startup_warnings(), {})
+
+
+@dataclass
+class KnobInputs:
+    """The widgets a :class:`Knobs` is read from, bound once: every event that ranks takes
+    ``[session, *components()]`` and rebuilds the knobs with :meth:`knobs`. The field names
+    are the keywords of :meth:`Knobs.make`."""
+
+    top_k: Any
+    tau_sim: Any
+    delta: Any
+    k: Any
+    blend: Any
+    switches: Any
+    graph_top_n: Any
+    context_tokens: Any
+    min_score: Any
+    cross_encoder: Any
+
+    def components(self) -> list[Any]:
+        """The widgets in field order (the order :meth:`knobs` reads their values in)."""
+        return [getattr(self, f.name) for f in fields(self)]
+
+    @classmethod
+    def knobs(cls, values: Sequence[Any]) -> Knobs:
+        """:class:`Knobs` from the widgets' values, in the order of :meth:`components`."""
+        return Knobs.make(**dict(zip((f.name for f in fields(cls)), values, strict=True)))
 
 
 def _emit(res: Result) -> tuple[Any, ...]:
@@ -117,62 +133,27 @@ N_OUTPUTS = 15  # status, graph, table, heat, compare, slope, metrics, tokens, c
 # context_json, download, pick, explanation, details, session
 
 
-def _knobs(
-    top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score, ce=""
-) -> Knobs:
-    return Knobs.make(
-        top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score, ce
-    )
-
-
 def rerank(
-    question: str,
-    passages: str,
-    upload: str | None,
-    top_k: float = DEFAULT.top_k,
-    tau_sim: float = GRAPH_CFG.tau_sim,
-    delta: float = GRAPH_CFG.delta,
-    k: float = GRAPH_CFG.top_k,
-    blend: float = DEFAULT.blend,
-    ablations: list[str] | None = None,
-    graph_top_n: float = 0,
-    session: Session | None = None,
-    context_tokens: float = DEFAULT.context_tokens,
-    min_score: float = DEFAULT.min_score,
-    cross_encoder: str = "",
-):
+    question: str, passages: str, upload: str | None, session: Session | None, *knobs: Any
+) -> tuple[Any, ...]:
     """Rerank the passages for the question (the page's event; scripts use ``/rerank``,
-    :mod:`logrerank.app.api`); ``cross_encoder`` is the comparison's cross-encoder (``bundled``,
-    ``twin`` or a folder; empty = default)."""
-    knobs = _knobs(
-        top_k,
-        tau_sim,
-        delta,
-        k,
-        blend,
-        ablations,
-        graph_top_n,
-        context_tokens,
-        min_score,
-        cross_encoder,
-    )
-    return _emit(ui.run_rerank(BACKEND, session, question, passages, upload, knobs))
+    :mod:`logrerank.app.api`); ``knobs`` are the values of :class:`KnobInputs`."""
+    res = ui.run_rerank(BACKEND.get(), session, question, passages, upload, KnobInputs.knobs(knobs))
+    return _emit(res)
 
 
-def recompute(
-    top_k, tau_sim, delta, k, blend, ablations, graph_top_n, session, tokens, min_score, ce=""
-):
+def recompute(session: Session | None, *knobs: Any) -> tuple[Any, ...]:
     """Knob change: graph stages only, from the cached encodings (a new cross-encoder choice
     re-ranks the baselines, not LoG's transformer)."""
-    knobs = _knobs(top_k, tau_sim, delta, k, blend, ablations, graph_top_n, tokens, min_score, ce)
-    return _emit(ui.recompute(BACKEND, session, knobs))
+    return _emit(ui.recompute(BACKEND.get(), session, KnobInputs.knobs(knobs)))
 
 
 def cross_encoder_menu() -> Any:
     """The cross-encoder menu at page load: every choice with its badge, the default picked
     (read at page load: follows ``--cross-encoder``)."""
-    options = BACKEND.choice_options()
-    default = BACKEND.cross_encoder_choice
+    backend = BACKEND.get()
+    options = backend.choice_options()
+    default = backend.cross_encoder_choice
     value = default if default in {v for _, v in options} else options[0][1]
     return gr.Dropdown(choices=options, value=value)
 
@@ -331,19 +312,19 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                     pick = gr.Dropdown(label="Sentence", choices=[], elem_id="explain-pick")
                     explanation = gr.HTML(elem_id="explain")
 
-    knob_inputs = [
-        top_k,
-        tau_sim,
-        delta,
-        k,
-        blend,
-        ablations,
-        graph_top_n,
-        session,
-        context_tokens,
-        min_score,
-        ce_pick,
-    ]
+    knob_widgets = KnobInputs(
+        top_k=top_k,
+        tau_sim=tau_sim,
+        delta=delta,
+        k=k,
+        blend=blend,
+        switches=ablations,
+        graph_top_n=graph_top_n,
+        context_tokens=context_tokens,
+        min_score=min_score,
+        cross_encoder=ce_pick,
+    )
+    knob_inputs = [session, *knob_widgets.components()]
     inputs = [question, passages, upload, *knob_inputs]
     outputs = [
         status,
@@ -364,7 +345,7 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
     ]
     assert len(outputs) == N_OUTPUTS
     # the page's own event; scripts call the JSON endpoint /rerank (logrerank/app/api.py)
-    gr.api(api.make_rerank(BACKEND, DEFAULT, GRAPH_CFG), api_name="rerank")
+    gr.api(api.make_rerank(BACKEND.get, DEFAULT, GRAPH_CFG), api_name="rerank")
     run.click(rerank, inputs, outputs, api_name=False).then(None, None, None, js=SCROLL_TO_RESULTS)
     question.submit(rerank, inputs, outputs, api_name=False).then(
         None, None, None, js=SCROLL_TO_RESULTS
@@ -393,20 +374,14 @@ def launch_kwargs() -> dict[str, Any]:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """The app's options: ``--port`` and ``--cross-encoder`` (see :func:`main`)."""
-    default_port = os.environ.get("GRADIO_SERVER_PORT") or os.environ.get("PORT") or 7860
-    parser = argparse.ArgumentParser(description="Serve the logrerank app.")
-    parser.add_argument("--port", type=int, default=int(default_port))
-    parser.add_argument(
-        "--cross-encoder",
-        metavar="DIR",
-        default=None,
-        help="cross-encoder folder to compare against (sentence-transformers or Hugging Face "
-        "sequence-classification; default $LOGRERANK_CROSS_ENCODER, else the bundled one)",
-    )
-    runtimes = ["torch", "onnx", "onnx-int8"]  # logrerank.runtime; default $LOGRERANK_RUNTIME
-    parser.add_argument("--runtime", choices=runtimes, help="transformer runtime of both models")
-    return parser.parse_args(argv)
+    """The app's options (:func:`logrerank.cli.app.script_parser`); ``port`` filled in from
+    ``$GRADIO_SERVER_PORT``, else ``$PORT``, else 7860 (see :func:`main`)."""
+    from ..cli.app import default_port, script_parser
+
+    args = script_parser().parse_args(argv)
+    if args.port is None:
+        args.port = default_port()
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -419,10 +394,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             ``$GRADIO_SERVER_NAME`` (default 127.0.0.1).
     """
     args = parse_args(argv)
-    if args.runtime and args.runtime != BACKEND.runtime:
-        BACKEND.use_runtime(args.runtime)  # unavailable: torch + a status-panel warning
-    if args.cross_encoder:
-        BACKEND.use_cross_encoder(args.cross_encoder)  # unloadable: UNAVAILABLE + warning
+    loaded = BACKEND.loaded
+    backend = BACKEND.load(  # the models load here, before serving, not on the first request
+        cross_encoder=args.cross_encoder or "default", runtime=args.runtime
+    )
+    if loaded and args.runtime and args.runtime != backend.runtime:
+        backend.use_runtime(args.runtime)  # unavailable: torch + a status-panel warning
+    if loaded and args.cross_encoder:
+        backend.use_cross_encoder(args.cross_encoder)  # unloadable: UNAVAILABLE + warning
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     demo.launch(server_name=host, server_port=args.port, share=False, **launch_kwargs())
 

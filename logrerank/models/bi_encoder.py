@@ -14,8 +14,8 @@ from ..tokenize import pad_encoded, pad_length
 
 PAD_MULTIPLE = 32
 """Default ``pad_multiple`` of the bi-encoder and the cross-encoder, in tokens: few distinct
-batch shapes keep a long-running process's memory flat (bench/README.md, "Cross-encoder
-batches padded to multiples of 32 tokens")."""
+batch shapes keep a long-running process's memory flat (bench/README.md,
+"Decisions")."""
 
 
 class BiEncoder:

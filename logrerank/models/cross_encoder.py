@@ -184,7 +184,7 @@ class CrossEncoder:
             pad_multiple: pad each batch's length up to a multiple of this (0 or 1: to its
                 longest pair only). Few distinct shapes keep a long-running process's memory
                 flat: oneDNN keeps one primitive per shape it has seen (bench/README.md,
-                "Cross-encoder batches padded to multiples of 32 tokens"); the attention mask
+                "Decisions"); the attention mask
                 makes the padding inert.
 
         Raises:

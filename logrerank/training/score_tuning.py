@@ -19,8 +19,8 @@ SciFact-select sentence nDCG@10 and CitInt-select passage nDCG@10 of LoG's globa
     logrerank tune-score --checkpoint runs/log-seed17                 # choose and write
     logrerank tune-score --checkpoint runs/log-seed17 --dry-run       # choose and print only
 
-The per-set tables of every setting (and the dev figures) are a study:
-``research/aggregation_study.py``.
+The per-set tables of every setting (and the dev figures) were a study (docs/studies.md,
+``research/aggregation_study.py``).
 """
 
 from __future__ import annotations
