@@ -182,6 +182,15 @@ class ScoreConfig(JsonConfig):
     # graph stage ranks. Chosen by `logrerank tune-score --lexical`; 0 = off
     lexical_weight: float = 0.0
     lexical_max_titled: float = 0.5  # the titled share below which the lexical prior applies
+    # Sentence selection (logrerank/selection.py; not in the paper): the head of the sentence
+    # ranking, and so the structured context, is picked greedily with gain
+    # z * select_decay ** (sentences of its passage already picked) - select_redundancy *
+    # (largest cosine of its vector to a picked one). 1.0 / 0.0 = the plain score order.
+    # Defaults chosen on training splits (docs/evaluation.md, "Sentence selection")
+    select_decay: float = 1.0
+    select_redundancy: float = 0.0
+    select_depth: int = 30  # ranks chosen greedily; the rest follow in score order
+    select_free: int = 0  # sentences of a passage picked before its return diminishes
 
 
 @dataclass
@@ -273,6 +282,11 @@ class LoGConfig(JsonConfig):
             raise ConfigError(f"score.lexical_weight must be >= 0, got {self.score.lexical_weight}")
         if not 0.0 <= self.score.head_weight <= 1.0:
             raise ConfigError(f"score.head_weight must be in [0, 1], got {self.score.head_weight}")
+        sc = self.score
+        if not (0.0 < sc.select_decay <= 1.0 and sc.select_redundancy >= 0.0):
+            raise ConfigError("score.select_decay must be in (0, 1], select_redundancy >= 0")
+        if sc.select_depth < 0 or sc.select_free < 0:
+            raise ConfigError("score.select_depth and score.select_free must be >= 0")
         if self.local.isolated_layers < 0:
             raise ConfigError("local.isolated_layers must be >= 0")
         pc = self.passage

@@ -5,6 +5,11 @@ in-passage neighbours (the previous and next sentence, from the adjacency edges)
 similar cross-passage neighbours (from the similarity edges); units are ordered by global
 score (eq. 18). Exported as JSON-ready dicts and as prompt text.
 
+The top K are the first K of the ranking's sentence order: with the sentence selection of
+:mod:`logrerank.selection` (``ScoreConfig.select_*``), complementary sentences across passages
+rather than the K highest scores, so that one passage's weaker lines do not push another
+passage's result out of the context; units then follow the selected order.
+
 Budget (an adaptation, off by default): :func:`apply_budget` keeps each sentence once
 (``dedupe``), drops units and neighbours scoring below ``min_score`` and stops adding text once
 the prompt would exceed ``max_tokens`` tokens (counted by a given tokenizer, else estimated by
@@ -49,7 +54,8 @@ def build_context(
     """Build the structured context.
 
     Args:
-        sentences: scored sentences in rank order (``score`` is the final score).
+        sentences: scored sentences in rank order (``score`` is the final score; the order is
+            the ranking's, selected or by score).
         passages: the input passages.
         edge_index: ``[2, E]`` graph edges (u -> v).
         relation_type: ``[E]`` relation ids (true types, even under the untyped ablation).
@@ -109,8 +115,8 @@ def apply_budget(
 ) -> dict[str, Any]:
     """The structured context cut to ``config``'s threshold, budget and dedupe settings.
 
-    Units stay in rank order. A unit whose sentence scores below ``min_score`` ends the list
-    (units are sorted by score); a neighbour below it is left out. With ``dedupe`` a neighbour
+    Units stay in rank order. A unit whose sentence scores below ``min_score`` is left out,
+    and so is a neighbour below it. With ``dedupe`` a neighbour
     that is a unit itself, or was already shown, is left out. With ``max_tokens`` text is added
     while the prompt stays within the budget: first the units' own sentences (best first; the
     first unit is always kept), then their neighbours unit by unit.

@@ -412,7 +412,7 @@ class LoGReranker(nn.Module):
         head = self.passage_head if passage_head is not False else None
         ranking = build_ranking(
             enc, torch.sigmoid(logits), torch.sigmoid(enc.local_logits), z_global, ranker,
-            passage_logits(head, enc, logits),
+            passage_logits(head, enc, logits), scfg,
         )  # fmt: skip
         ctx_cfg = context or cfg.context
         paper = data.relation_type < PAPER_RELATIONS  # the context reads adjacency + similarity

@@ -15,6 +15,7 @@ from .graph import relation_name
 from .lexical import pool_lexical
 from .scoring import adjust_logits
 from .segment import Span
+from .selection import apply_selection
 from .types import GraphEdge, Passage, Ranking, ScoredSentence
 
 
@@ -137,6 +138,7 @@ def build_ranking(
     z_global: Tensor | None,
     ranker: str,
     passage_logits: tuple[Tensor, Tensor] | None = None,
+    selection: ScoreConfig | None = None,
 ) -> Ranking:
     """Scored sentences and passages of one call (context, edges and info are added after).
 
@@ -149,6 +151,9 @@ def build_ranking(
         passage_logits: ``(scores [P], correction [P])`` of the learned passage score
             (:func:`logrerank.passage_head.PassageHead`), or None: passages are then ranked by
             their best sentence.
+        selection: the sentence selection settings (``select_*`` of
+            :class:`~logrerank.config.ScoreConfig`; :mod:`logrerank.selection`), or None for
+            the plain score order. The passage order does not depend on them.
     """
     sentences = []
     roles = enc.role_probs.argmax(-1).tolist()
@@ -182,6 +187,8 @@ def build_ranking(
     )
     if passage_logits is not None:
         rerank_passages(ranking, *passage_logits)
+    if selection is not None:
+        apply_selection(ranking, enc.h, selection)
     return ranking
 
 

@@ -93,10 +93,17 @@ class Ranking:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     warnings: list[str] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)  # model/config facts for display
+    # order of ``sentences``: "score" (by score, ties by node) or "selected" (complementary
+    # sentences across passages first; logrerank/selection.py). Scores are the same in both.
+    sentence_order: str = "score"
 
     def passage_order(self) -> list[int]:
         """Passage indices, best first."""
         return [p.passage_idx for p in self.passages_ranked]
+
+    def by_score(self) -> list[ScoredSentence]:
+        """The sentences in plain score order (ties by node id), whatever ``sentence_order``."""
+        return sorted(self.sentences, key=lambda s: (-s.score, s.node))
 
     def sentence_by_node(self) -> dict[int, ScoredSentence]:
         """Map node id -> sentence."""

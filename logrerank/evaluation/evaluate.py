@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..data.schema import Example, example_passages
-from .metrics import evaluate_query, macro_average
+from .metrics import distinct_at_k, evaluate_query, evidence_coverage_at_k, macro_average
 
 MULTI_HOP = {"hotpotqa", "musique"}
+SENT_COVERAGE_K = 5  # cut-off of the sentence-side evidence coverage (evcov@5)
 
 
 def evaluate(
@@ -87,23 +88,29 @@ def evaluate(
                 if gold_p
                 else dict(zero)  # judged, but nothing relevant: 0, as trec_eval scores it
             )
-            if gold_s and ranking.sentences:
-                sids = [
-                    (ex.candidates[s.passage_idx].doc_id, s.sent_idx) for s in ranking.sentences
-                ]
-                row["sentence"] = evaluate_query(sids, gold_s, ks=(k,))
+            if ranking.sentences and (gold_s or gold_p):
+                orders = {"sentence": ranking.sentences}
+                if ranking.sentence_order != "score":  # the plain order too: before/after
+                    orders["sentence_by_score"] = ranking.by_score()
+                for key, sents in orders.items():
+                    row[key] = sentence_metrics(ex, sents, gold_s, gold_p, k)
             per_query[name].append(row)
     summary = {}
     for name, rows in per_query.items():
         sent = [r["sentence"] for r in rows if "sentence" in r]
+        gold_sent = sum(1 for r in sent if f"ndcg@{k}" in r)
         summary[name] = {
             "level": getattr(rankers[name], "level", "?"),
             "queries": len(rows),
             "passage": macro_average([r["passage"] for r in rows]) if rows else {},
-            "sentence": macro_average(sent) if sent else None,
-            "sentence_queries": len(sent),
+            "sentence": _sentence_summary(sent),
+            "sentence_queries": gold_sent,  # queries with gold sentences
+            "evidence_queries": len(sent),  # queries with S-cov / S-dist
             "sec_per_query": statistics.mean(timed) if (timed := _timed(rows)) else 0.0,
         }
+        plain = [r["sentence_by_score"] for r in rows if "sentence_by_score" in r]
+        if plain and len(plain) == len(sent):
+            summary[name]["sentence_by_score"] = _sentence_summary(plain)
     result = {
         "summary": summary,
         "per_query": per_query,
@@ -114,27 +121,70 @@ def evaluate(
     return result
 
 
+def sentence_metrics(
+    ex: Example, sentences: list, gold_s: set[tuple[str, int]], gold_p: set[str], k: int
+) -> dict[str, float]:
+    """Sentence-side metrics of one ranked sentence list.
+
+    ``recall@k``, ``map@k`` and ``ndcg@k`` over the gold sentences (when the query has any);
+    ``evcov@5``: :func:`~.metrics.evidence_coverage_at_k` of the sentences' passages against the
+    evidence passages (those holding gold sentences, else the gold passages); ``distinct@k``:
+    :func:`~.metrics.distinct_at_k`, passages among the top k sentences (a count).
+    """
+    sids = [(ex.candidates[s.passage_idx].doc_id, s.sent_idx) for s in sentences]
+    groups = [d for d, _ in sids]
+    out = evaluate_query(sids, gold_s, ks=(k,)) if gold_s else {}
+    evidence = {d for d, _ in gold_s} or set(gold_p)
+    out[f"evcov@{SENT_COVERAGE_K}"] = evidence_coverage_at_k(groups, evidence, SENT_COVERAGE_K)
+    out[f"distinct@{k}"] = float(distinct_at_k(groups, k))
+    return out
+
+
+def _sentence_summary(rows: list[dict[str, float]]) -> dict[str, float] | None:
+    """Mean of each sentence-side metric over the queries that have it (the gold-sentence
+    metrics exist only for queries with gold sentences), in percent; ``distinct@k`` stays a
+    mean count of passages."""
+    if not rows:
+        return None
+    out: dict[str, float] = {}
+    for key in dict.fromkeys(key for r in rows for key in r):
+        vals = [r[key] for r in rows if key in r]
+        scale = 1.0 if key.startswith("distinct@") else 100.0
+        out[key] = scale * sum(vals) / len(vals)
+    return out
+
+
 def _timed(rows: list[dict[str, Any]]) -> list[float]:
     """The wall times of the queries that were ranked."""
     return [r["seconds"] for r in rows if not r.get("unranked")]
 
 
 def results_markdown(result: dict[str, Any], k: int, coverage_ks: tuple[int, ...] = ()) -> str:
-    """One row per ranker: passage and sentence Recall/MAP/nDCG@k, coverage, seconds/query."""
+    """One row per ranker: passage and sentence Recall/MAP/nDCG@k, the sentence-side evidence
+    coverage (S-cov@5) and distinct passages (S-dist@k), passage coverage, seconds/query. A
+    ranker whose sentences were selected (:mod:`logrerank.selection`) gets a second row, "(score
+    order)", with its sentence metrics in the plain score order."""
+    cov = SENT_COVERAGE_K
     cols = [f"P-R@{k}", f"P-MAP@{k}", f"P-nDCG@{k}", f"S-R@{k}", f"S-MAP@{k}", f"S-nDCG@{k}"]
+    cols += [f"S-cov@{cov}", f"S-dist@{k}"]
     cols += [f"cov@{c}" for c in coverage_ks] + ["s/query"]
     lines = ["| ranker | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+
+    def f(d: dict[str, float], key: str) -> str:
+        return f"{d[key]:.1f}" if key in d else "–"
+
     for name, s in result["summary"].items():
-        p, sent = s["passage"], s["sentence"] or {}
-
-        def f(d: dict[str, float], key: str) -> str:
-            return f"{d[key]:.1f}" if key in d else "–"
-
-        vals = [f(p, f"recall@{k}"), f(p, f"map@{k}"), f(p, f"ndcg@{k}")]
-        vals += [f(sent, f"recall@{k}"), f(sent, f"map@{k}"), f(sent, f"ndcg@{k}")]
-        vals += [f(p, f"coverage@{c}") for c in coverage_ks]
-        vals.append(f"{s['sec_per_query']:.3f}")
-        lines.append(f"| {name} | " + " | ".join(vals) + " |")
+        p = s["passage"]
+        rows = [(name, s["sentence"] or {})]
+        if s.get("sentence_by_score"):
+            rows.append((f"{name} (score order)", s["sentence_by_score"]))
+        for label, sent in rows:
+            vals = [f(p, f"recall@{k}"), f(p, f"map@{k}"), f(p, f"ndcg@{k}")]
+            vals += [f(sent, f"recall@{k}"), f(sent, f"map@{k}"), f(sent, f"ndcg@{k}")]
+            vals += [f(sent, f"evcov@{cov}"), f(sent, f"distinct@{k}")]
+            vals += [f(p, f"coverage@{c}") for c in coverage_ks]
+            vals.append(f"{s['sec_per_query']:.3f}")
+            lines.append(f"| {label} | " + " | ".join(vals) + " |")
     return "\n".join(lines)
 
 

@@ -41,7 +41,9 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 __all__ = [
     "average_precision_at_k",
     "coverage_at_k",
+    "distinct_at_k",
     "evaluate_query",
+    "evidence_coverage_at_k",
     "gold_labels",
     "kendall_tau",
     "macro_average",
@@ -237,6 +239,45 @@ def coverage_at_k(ranked_ids: Sequence[Hashable], gold_ids: Iterable[Hashable], 
     _check_k(k)
     gold = _gold_set(gold_ids)
     return 1.0 if sum(_labels(ranked_ids, gold, k)) == len(gold) else 0.0
+
+
+def evidence_coverage_at_k(
+    ranked_groups: Sequence[Hashable], gold_groups: Iterable[Hashable], k: int
+) -> float:
+    """Share of the gold evidence groups (passages) hit by the top-k items (sentences).
+
+    ``ranked_groups[i]`` is the group of the item at rank ``i + 1`` (e.g. the passage of the
+    sentence); several items may share a group. With ``T_k = {ranked_groups[i] : i < k}``::
+
+        EvidenceCoverage@k = |T_k ∩ gold_groups| / G
+
+    A gold group counts once however many of its items are in the top k; ``G`` counts every gold
+    group, ranked or not. With ``G == 1`` this is hit@k of the one evidence passage.
+
+    Args:
+        ranked_groups: the group of each ranked item, best first.
+        gold_groups: the groups holding gold evidence.
+        k: cut-off, an integer >= 1.
+
+    Returns:
+        A value in [0, 1].
+
+    Raises:
+        ValueError: if ``k < 1`` or there is no gold group (``G == 0``).
+    """
+    _check_k(k)
+    gold = _gold_set(gold_groups)
+    return len(gold.intersection(ranked_groups[:k])) / len(gold)
+
+
+def distinct_at_k(ranked_groups: Sequence[Hashable], k: int) -> int:
+    """Distinct groups (passages) among the top-k items: ``|{ranked_groups[i] : i < k}|``.
+
+    Raises:
+        ValueError: if ``k < 1``.
+    """
+    _check_k(k)
+    return len(set(ranked_groups[:k]))
 
 
 def evaluate_query(

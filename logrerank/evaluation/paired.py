@@ -39,7 +39,8 @@ def per_query(
         rows_by_ranker = json.load(f)["per_query"]
     if ranker not in rows_by_ranker:
         raise InputError(f"{file} has no ranker {ranker!r}; it has: {', '.join(rows_by_ranker)}")
-    return {r["qid"]: r[level][metric] for r in rows_by_ranker[ranker] if r.get(level)}
+    rows = rows_by_ranker[ranker]
+    return {r["qid"]: r[level][metric] for r in rows if r.get(level) and metric in r[level]}
 
 
 def parse_spec(spec: str) -> tuple[str, str]:

@@ -38,7 +38,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path) -> str:
         if name not in b:
             continue
         for level in ("passage", "sentence"):
-            if a[name].get(level) and b[name].get(level):
+            if "ndcg@10" in (a[name].get(level) or {}) and "ndcg@10" in (b[name].get(level) or {}):
                 x, y = a[name][level]["ndcg@10"], b[name][level]["ndcg@10"]
                 worst = max(worst, abs(y - x))
                 lines.append(f"{name:14s} {level:8s} nDCG@10 {x:6.2f} -> {y:6.2f} ({y - x:+.2f})")

@@ -11,7 +11,9 @@ import pytest
 from logrerank.evaluation.metrics import (
     average_precision_at_k,
     coverage_at_k,
+    distinct_at_k,
     evaluate_query,
+    evidence_coverage_at_k,
     gold_labels,
     macro_average,
     ndcg_at_k,
@@ -319,3 +321,33 @@ def test_overlap_and_kendall_tau():
     assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     assert kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
     assert kendall_tau([1], [1]) != kendall_tau([1], [1])  # NaN for < 2 items
+
+
+# ---------------------------------------------------------------------------
+# Sentence-side evidence coverage and distinct passages
+# ---------------------------------------------------------------------------
+def test_evidence_coverage_hand_computed() -> None:
+    # passages of the ranked sentences; gold evidence passages A, C, E (G = 3)
+    groups = ["A", "A", "B", "A", "C", "E", "C"]
+    gold = {"A", "C", "E"}
+    # top 5 = A A B A C -> {A, B, C}; hits A, C -> 2 / 3
+    assert evidence_coverage_at_k(groups, gold, 5) == pytest.approx(2 / 3)
+    # top 2 = A A -> {A} -> 1 / 3 (a passage counts once)
+    assert evidence_coverage_at_k(groups, gold, 2) == pytest.approx(1 / 3)
+    # top 6 adds E -> 3 / 3
+    assert evidence_coverage_at_k(groups, gold, 6) == 1.0
+    assert evidence_coverage_at_k(groups, {"Z"}, 5) == 0.0  # G counts unranked gold
+    assert evidence_coverage_at_k([], gold, 5) == 0.0
+    with pytest.raises(ValueError):
+        evidence_coverage_at_k(groups, set(), 5)
+    with pytest.raises(ValueError):
+        evidence_coverage_at_k(groups, gold, 0)
+
+
+def test_distinct_at_k_hand_computed() -> None:
+    groups = ["A", "A", "B", "A", "C", "E", "C"]
+    assert distinct_at_k(groups, 3) == 2  # A, B
+    assert distinct_at_k(groups, 10) == 4  # A, B, C, E
+    assert distinct_at_k([], 10) == 0
+    with pytest.raises(ValueError):
+        distinct_at_k(groups, 0)
