@@ -2,7 +2,8 @@
 
 Run as a script it checks the port before anything loads: a busy port is one line and exit
 status 2 (:func:`logrerank.cli.app.run_app_script`). ``import app`` gives the Blocks object
-``app.demo`` (built at import time, models loaded once) and ``app.main``.
+``app.demo`` (built at import time; the models load on the first request, or in ``app.main``)
+and ``app.main``.
 """
 
 import sys

@@ -70,9 +70,10 @@ def result_json(res: Result) -> dict[str, Any]:
     )
 
 
-def make_rerank(backend: Backend, default: Knobs, graph: Any) -> Callable:
-    """The ``/rerank`` function over ``backend``; omitted settings take the page defaults
-    (``default`` knobs, the model's ``graph`` config)."""
+def make_rerank(backend: Callable[[], Backend], default: Knobs, graph: Any) -> Callable:
+    """The ``/rerank`` function over the models ``backend()`` returns (loaded on the first
+    call); omitted settings take the page defaults (``default`` knobs, the model's ``graph``
+    config)."""
 
     def rerank(
         question: str,
@@ -97,7 +98,7 @@ def make_rerank(backend: Backend, default: Knobs, graph: Any) -> Callable:
         knobs = Knobs.make(
             top_k, tau_sim, delta, k, blend, ablations, 0, cross_encoder=cross_encoder
         )
-        res = ui.run_rerank(backend, None, question, passages, None, knobs)
+        res = ui.run_rerank(backend(), None, question, passages, None, knobs)
         if not res.ok:
             raise gr.Error(res.error or "the request failed")
         return result_json(res)

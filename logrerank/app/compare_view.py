@@ -17,18 +17,18 @@ def shift_badge(shift: int | None, reference: str = "the reference") -> str:
     """An arrow badge for a rank shift (positive = this list ranks it higher than the reference)."""
     ref = esc(reference)
     if shift is None:
-        return f"<span class='lr-shift' style='color:#888' title='not ranked by {ref}'>new</span>"
+        return f"<span class='lr-shift lr-shift-none' title='not ranked by {ref}'>new</span>"
     if shift > 0:
         return (
-            f"<span class='lr-shift' style='color:#1a7f37' title='{shift} places higher than "
+            f"<span class='lr-shift lr-shift-up' title='{shift} places higher than "
             f"{ref}'>▲{shift}</span>"
         )
     if shift < 0:
         return (
-            f"<span class='lr-shift' style='color:#cf222e' title='{-shift} places lower than "
+            f"<span class='lr-shift lr-shift-down' title='{-shift} places lower than "
             f"{ref}'>▼{-shift}</span>"
         )
-    return f"<span class='lr-shift' style='color:#888' title='same place as {ref}'>=</span>"
+    return f"<span class='lr-shift lr-shift-none' title='same place as {ref}'>=</span>"
 
 
 def comparison_columns_html(
@@ -50,20 +50,15 @@ def comparison_columns_html(
     ref = next((c for c in columns if c["name"] == reference), None)
     ref_rank = {it[0]: r for r, it in enumerate(ref["items"], 1)} if ref else {}
     out = [
-        f"<div class='lr-compare'><div style='font-weight:600;margin:6px 0'>{esc(title)}</div>",
-        "<div style='display:flex;gap:10px;flex-wrap:wrap'>",
+        f"<div class='lr-compare'><div class='lr-compare-title'>{esc(title)}</div>",
+        "<div class='lr-columns'>",
     ]
     for col in columns:
         out.append(
-            "<div style='flex:1 1 230px;min-width:230px;border:1px solid #e3e3e3;"
-            "border-radius:6px;padding:6px 8px'>"
-            f"<div style='font-weight:600'>{esc(col['name'])}</div>"
-            + (
-                f"<div style='font-size:11px;color:#a15c00'>{esc(col['note'])}</div>"
-                if col.get("note")
-                else ""
-            )
-            + "<ol style='margin:4px 0 0 0;padding-left:22px;font-size:12.5px'>"
+            "<div class='lr-column lr-card'>"
+            f"<div class='lr-bold'>{esc(col['name'])}</div>"
+            + (f"<div class='lr-column-note'>{esc(col['note'])}</div>" if col.get("note") else "")
+            + "<ol>"
         )
         for r, (key, label, text, role, score) in enumerate(col["items"][:k], 1):
             badge = ""
@@ -71,15 +66,11 @@ def comparison_columns_html(
                 rr = ref_rank.get(key)
                 badge = " " + shift_badge(rr - r if rr is not None else None, reference)
             shown = score if isinstance(score, str) else fmt(score)  # str: pre-formatted
-            sc = (
-                f" <span class='lr-score' style='color:#555;font-size:11.5px'>{esc(shown)}</span>"
-                if score is not None
-                else ""
-            )
+            sc = f" <span class='lr-score'>{esc(shown)}</span>" if score is not None else ""
             out.append(
-                f"<li style='margin-bottom:3px;border-left:3px solid {role_color(role)};"
-                f"padding-left:4px' title='{esc(text)}'><b>{esc(label)}</b>{sc}{badge}"
-                + (f"<br><span style='color:#333'>{esc(short(text, 110))}</span>" if text else "")
+                f"<li style='border-left-color:{role_color(role)}' title='{esc(text)}'>"
+                f"<b>{esc(label)}</b>{sc}{badge}"
+                + (f"<br><span class='lr-text'>{esc(short(text, 110))}</span>" if text else "")
                 + "</li>"
             )
         out.append("</ol></div>")

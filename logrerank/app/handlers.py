@@ -5,6 +5,8 @@
 * :func:`run_rerank` parses the input, encodes it once (transformer pass) and renders every
   view; :func:`recompute` re-runs only the graph stages from the cached encodings when a knob
   changes; :func:`redraw_graph` and :func:`explain` only re-render.
+* :func:`rank_session` calls the library and returns the data of one ranking
+  (:class:`~logrerank.app.state.Ranked`); :mod:`logrerank.app.result_view` renders it.
 * the models are a shared :class:`~logrerank.app.state.Backend`, the user's state a
   :class:`~logrerank.app.state.Session`, the page's content a :class:`~logrerank.app.state.Result`.
 * :func:`list_examples`, :func:`load_example` and :func:`parse_input` read the built-in examples
@@ -26,9 +28,9 @@ from typing import Any
 from ..context import apply_budget, estimate_tokens
 from ..io import parse_passages_text, prepare_input, read_passages_file
 from ..resources import package_path
-from ..types import InputError, Passage, Ranking, ScoredSentence, json_safe
-from . import context_view, explain_view, graph_view, heat_view, labels, tables, viz
-from .state import Backend, Knobs, Result, Session
+from ..types import InputError, Passage, Ranking, ScoredSentence
+from . import context_view, explain_view, labels, result_view, tables, viz
+from .state import Backend, Knobs, Ranked, Result, Session
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +141,7 @@ def run_rerank(
 def _failed(message: str, session: Session) -> Result:
     """An error result; the page keeps the previous results (if any) on screen."""
     kept = (
-        "<div class='lr-kept' style='font-size:12px;color:#555;margin-top:4px'>The results "
-        "below are from the last successful run.</div>"
+        "<div class='lr-kept lr-note'>The results below are from the last successful run.</div>"
         if session.ranking is not None
         else ""
     )
@@ -166,28 +167,13 @@ def recompute(backend: Backend, session: Session | None, knobs: Knobs) -> Result
         return _failed(f"internal error ({type(exc).__name__}): {exc}", session)
 
 
-def _stage_note(info: dict[str, Any], min_titled: float) -> str:
-    """Which of a routed model's two global stages ranked this input, and why."""
-    share = 100 * float(info.get("titled_fraction", 0.0))
-    if info["global_stage"] == "single-passage":
-        return (
-            f"Global stage: single-passage ({share:.0f} % of the passages have a title, under "
-            f"{100 * min_titled:.0f} %): the paper's graph, no link relations or lexical inputs "
-            "(give passages titles to use the multi-passage stage)"
-        )
-    return (
-        f"Global stage: multi-passage ({share:.0f} % of the passages have a title): the graph "
-        "with link relations (mentions, shared terms) and lexical node inputs"
-    )
-
-
 def redraw_graph(session: Session | None, top_n: Any) -> str:
     """Graph view filter: only the top-N sentences and their neighbours (no recomputation)."""
     if session is None or session.ranking is None:
         return ""
     knobs = Knobs.make(graph_top_n=top_n, top_k=session.knobs.top_k)
     session.knobs = dataclasses.replace(session.knobs, graph_top_n=knobs.graph_top_n)
-    return _graph(session)
+    return result_view.graph_html(session)
 
 
 def explain(session: Session | None, node: Any) -> str:
@@ -246,16 +232,6 @@ def _rank_baselines(backend: Backend, session: Session, choice: str) -> None:
     session.ce_choice = choice
 
 
-def _cache_note(windows: Any, from_cache: bool) -> str:
-    """Status text for the passage cache: how many windows reused cached passage states."""
-    if from_cache or not windows or not windows[1]:
-        return ""
-    hit, total = windows
-    if not hit:
-        return " · passage cache: new passages"
-    return f" · passage cache: {hit} of {total} windows reused (only the query and joint layer ran)"
-
-
 def _budgeted(model: Any, ranking: Ranking, knobs: Knobs) -> None:
     """Cut the ranking's structured context to the knobs' budget (backbone WordPiece tokens)."""
     if not ranking.context:
@@ -274,9 +250,22 @@ def _budgeted(model: Any, ranking: Ranking, knobs: Knobs) -> None:
     ranking.context = apply_budget(ranking.context, cfg, count)
 
 
-def _rank_and_render(
+def rank_session(
     backend: Backend, session: Session, knobs: Knobs, from_cache: bool, source: str = ""
-) -> Result:
+) -> Ranked:
+    """Rank the session's cached input under ``knobs``: LoG's graph stages, its local stage,
+    the cross-encoder stage, and the baselines again when another cross-encoder was picked.
+
+    Updates the session (latest ranking, local ranks, baseline signals, names); renders nothing
+    (:func:`logrerank.app.result_view.render` does).
+
+    Args:
+        backend: the shared models.
+        session: the user's state holding the encoded input.
+        knobs: graph / context settings.
+        from_cache: the encodings were reused (no transformer pass in this call).
+        source: which input the run used, in words.
+    """
     model = backend.log
     choice = knobs.cross_encoder
     switched = choice != session.ce_choice
@@ -297,7 +286,6 @@ def _rank_and_render(
     session.knobs = knobs
     session.local_ranks = {s.node: s.rank for s in local.sentences}
     session.signals = tables.baseline_signals(ranking, session.baselines)
-    rankings = {**session.baselines, "ce-stage": stage}
 
     timings = {k: v for k, v in ranking.timings.items() if k != "total"}
     if from_cache:
@@ -307,96 +295,36 @@ def _rank_and_render(
         timings.update({f"{k} (baseline)": v for k, v in session.baseline_timings.items()})
     timings["ce-stage (baseline)"] = t_stage
     timings["LoG graph stages (this call)"] = t_rank
-    links = viz.link_counts(ranking.edges)
-    log_name, ce_name = labels.log_label(knobs.switches), labels.ce_label(backend, choice)
-    session.names = (log_name, ce_name)
-    summary = [f"Ranking: {log_name} · compared with: the {ce_name} and BM25"]
-    summary += [source] if source else []
-    summary.append(
-        f"{len(ranking.sentences)} sentences in {len(ranking.passages)} passages · "
-        + ("encodings cached" if from_cache else "encodings computed")
-        + f" · {sum(t for t in timings.values()):.1f} s"
-    )
-    notes = [
-        "Graph links (a two-way pair counts once): "
-        + (
-            ", ".join(f"{k} {links[k]}" for k in viz.relation_order(links) if links.get(k))
-            or "none"
-        ),
-        (
-            "Encodings: cached, transformer not re-run"
-            if from_cache
-            else "Encodings: computed (transformer pass)"
-        )
-        + _cache_note(ranking.info.get("passage_cache_windows"), from_cache)
-        + f" · transformer passes this session: {session.encodes}"
-        + f" · graph recomputations: {session.recomputes}",
-    ]
-    if backend.log.config.single.min_titled > 0 and ranking.info.get("global_stage"):
-        notes.append(_stage_note(ranking.info, backend.log.config.single.min_titled))
-    sc = ranking.info.get("score") or {}
-    if sc.get("merge_duplicates") or sc.get("passage_weight") or sc.get("head_weight", 1.0) != 1.0:
-        notes.append(
-            "LoG sort score = the global logit adjusted as configured (logrerank/scoring.py): "
-            f"duplicate consensus {'on' if sc.get('merge_duplicates') else 'off'}, passage term "
-            f"beta {sc.get('passage_weight', 0.0):g}, head weight w {sc.get('head_weight', 1.0):g}"
-            "; the local / global columns show the raw scores."
-        )
+    session.names = (labels.log_label(knobs.switches), labels.ce_label(backend, choice))
     warnings = backend.startup_warnings(choice) + ranking.warnings + stage.warnings
-    warnings = list(dict.fromkeys(warnings))
-    for b in session.baselines.values():
-        for w in b.warnings:
-            if w not in warnings:
-                warnings.append(w)
-    if not model.config.trained:
-        summary.append(
-            "The LoG model is an untrained initialisation: its graph correction starts at zero, "
-            "so global = local scores, and roles / intents come from untrained heads. Treat "
-            "the LoG columns as a demonstration of the mechanics, not as results."
-        )
-    device, precision = backend.device_info()
-    status = viz.status_html(
-        backend.model_rows(choice), device, precision, warnings, timings, notes, summary
-    )
-
-    ctx = ranking.context or {}
-    units = json_safe(ctx.get("units", []))
-    ctx_json = context_view.context_units_json(units)
-    choices = [
-        (f"#{s.rank} {viz.sentence_ref(s)} {s.role or ''} · {viz.short(s.text, 70)}", s.node)
-        for s in ranking.sentences
-    ]
-    first = ranking.sentences[0].node if ranking.sentences else None
-    compare, metrics, slope = tables.comparison(ranking, local, rankings, knobs, ce_name)
-    return Result(
-        status=status,
-        graph=_graph(session),
-        table=tables.ranking_table(ranking, session.signals),
-        details=tables.details_table(ranking, session.signals),
-        heat=heat_view.heat_html(ranking, knobs.top_k, tables.passage_ranks(rankings)),
-        compare=compare,
-        slope=slope,
-        metrics=metrics,
-        context_prompt=ctx.get("prompt", ""),
-        context_json=ctx_json,
-        context_file=context_view.write_context_file(ranking, units),
-        tokens=context_view.token_report(model, ranking, knobs.top_k),
-        explain_choices=choices,
-        explain_value=first,
-        explain=explain(session, first) if first is not None else "",
-        session=session,
-        table_label=f"Sentences ranked by {log_name} · score = what the ranking is sorted by · "
-        f"Δ vs CE > 0: {log_name} ranks it higher than the {ce_name}",
-        metrics_label=f"Agreement with {log_name} (n/a: every item fits in the top k, or too few)",
+    warnings += [w for b in session.baselines.values() for w in b.warnings]
+    return Ranked(
+        ranking=ranking,
+        local=local,
+        rankings={**session.baselines, "ce-stage": stage},
+        timings=timings,
+        warnings=list(dict.fromkeys(warnings)),
+        log_name=session.names[0],
+        ce_name=session.names[1],
+        from_cache=from_cache,
+        model=model,
+        models=backend.model_rows(choice),
+        device=backend.device_info(),
+        source=source,
+        min_titled=model.config.single.min_titled,
+        trained=bool(model.config.trained),
     )
 
 
-def _graph(session: Session) -> str:
-    ranking = session.ranking
-    doc = graph_view.graph_document(
-        ranking, session.knobs.top_k, session.knobs.graph_top_n, signals=session.signals
-    )
-    return graph_view.graph_iframe(doc)
+def _rank_and_render(
+    backend: Backend, session: Session, knobs: Knobs, from_cache: bool, source: str = ""
+) -> Result:
+    """:func:`rank_session`, rendered (:func:`logrerank.app.result_view.render`), with the
+    Explain view of the first sentence."""
+    ranked = rank_session(backend, session, knobs, from_cache, source)
+    res = result_view.render(ranked, session, knobs)
+    res.explain = explain(session, res.explain_value) if res.explain_value is not None else ""
+    return res
 
 
 __all__ = [
@@ -409,6 +337,7 @@ __all__ = [
     "parse_input",
     "passages_to_text",
     "recompute",
+    "rank_session",
     "redraw_graph",
     "run_rerank",
 ]

@@ -28,11 +28,11 @@ def heat_html(
     lo, hi = (min(scores), max(scores)) if scores else (0.0, 1.0)
     span = hi - lo or 1.0
     out = [
-        "<div class='lr-heat' style='font-size:14px;line-height:1.6'>",
-        "<div style='font-size:12px;color:#555;margin-bottom:6px'>Shade = LoG score "
+        "<div class='lr-heat'>",
+        "<div class='lr-note'>Shade = LoG score "
         "(min–max over this input); underline colour = role "
         + " ".join(
-            f"<span style='border-bottom:3px solid {c};padding:0 3px'>{esc(r)}</span>"
+            f"<span class='lr-role-key' style='border-bottom-color:{c}'>{esc(r)}</span>"
             for r, c in ROLE_COLORS.items()
         )
         + f"; outlined = top-{int(top_k)} context units. Hover a sentence for its scores.</div>",
@@ -45,11 +45,11 @@ def heat_html(
             if sp.passage_idx in ranks
         )
         out.append(
-            "<div style='border:1px solid #e3e3e3;border-radius:6px;padding:8px 10px;margin:8px 0'>"
-            f"<div style='font-weight:600'>#{sp.rank} · passage {sp.passage_idx + 1}"
+            "<div class='lr-card'>"
+            f"<div class='lr-bold'>#{sp.rank} · passage {sp.passage_idx + 1}"
             + (f" — {esc(p.title)}" if p.title else "")
             + "</div>"
-            + (f"<div style='font-size:12px;color:#666'>{others}</div>" if others else "")
+            + (f"<div class='lr-note'>{others}</div>" if others else "")
             + "<div>"
         )
         for s in sorted(by_passage.get(sp.passage_idx, []), key=lambda s: s.sent_idx):
@@ -58,13 +58,12 @@ def heat_html(
                 f"rank {s.rank} · {s.role or '–'} · global {fmt(s.global_score)}"
                 f" · local {fmt(s.local_score)}"
             )
-            outline = "outline:2px solid #333;" if s.rank <= top_k else ""
+            outline = ";outline:2px solid #333" if s.rank <= top_k else ""  # a context unit
             out.append(
                 f"<span class='lr-sent' data-node='{s.node}' title='{esc(tip)}' "
                 f"style='background:rgba(255,176,0,{0.08 + 0.62 * w:.3f});"
-                f"border-bottom:3px solid {role_color(s.role)};{outline}"
-                "padding:1px 2px;margin:0 1px;border-radius:3px'>"
-                f"<sup style='color:#555'>{s.rank}</sup> {esc(s.text)}</span> "
+                f"border-bottom-color:{role_color(s.role)}{outline}'>"
+                f"<sup>{s.rank}</sup> {esc(s.text)}</span> "
             )
         out.append("</div></div>")
     out.append("</div>")

@@ -6,9 +6,12 @@ with no share link and no analytics. ``--port``, else Gradio's own ``GRADIO_SERV
 are refused by Gradio before they are written (``max_file_size``). ``--cross-encoder DIR`` (else
 ``$LOGRERANK_CROSS_ENCODER``, else the bundled one) picks the comparison's cross-encoder: any
 sentence-transformers or Hugging Face sequence-classification folder; the status panel shows it
-with a trained / UNTRAINED / UNAVAILABLE badge. The ``demo`` Blocks object is
-built at import time (models loaded once per process) so tests and ``bench/load_test.py`` can
-launch it, with :func:`launch_kwargs` for the page style and the upload limit.
+with a trained / UNTRAINED / UNAVAILABLE badge. The ``demo`` Blocks object is built at import
+time, without loading a model, so tests and ``bench/load_test.py`` can launch it (with
+:func:`launch_kwargs` for the page style and the upload limit); the models load once per
+process (:class:`~logrerank.app.loading.LazyBackend`): in :func:`main` after its arguments are
+parsed, else on the first request. The events that rank read their settings from one
+:class:`KnobInputs`.
 """
 
 from __future__ import annotations
@@ -248,7 +251,7 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                     elem_id="ablations",
                 )
         with gr.Column(scale=5, min_width=340, elem_id="results"):
-            status = gr.HTML(initial_status, elem_id="status")
+            status = gr.HTML(EMPTY_STATE, elem_id="status")  # + the models at page load
             with gr.Tabs(elem_id="results-tabs"):
                 with gr.Tab("Ranking", id="ranking"):
                     table = gr.Dataframe(
@@ -360,6 +363,7 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
     ablations.change(recompute, knob_inputs, outputs, api_name=False)
     ce_pick.input(recompute, knob_inputs, outputs, api_name=False)
     demo.load(cross_encoder_menu, None, ce_pick, api_name=False)
+    demo.load(initial_status, None, status, api_name=False)
     graph_top_n.change(
         ui.redraw_graph, [session, graph_top_n], graph, api_name=False, trigger_mode="always_last"
     )
@@ -374,9 +378,9 @@ def launch_kwargs() -> dict[str, Any]:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """The app's options (:func:`logrerank.cli.app.script_parser`); ``port`` filled in from
+    """The app's options (:func:`logrerank.app.options.script_parser`); ``port`` filled in from
     ``$GRADIO_SERVER_PORT``, else ``$PORT``, else 7860 (see :func:`main`)."""
-    from ..cli.app import default_port, script_parser
+    from .options import default_port, script_parser
 
     args = script_parser().parse_args(argv)
     if args.port is None:

@@ -114,14 +114,17 @@ class Backend:
     _choices: dict[str, ce_choice.Loaded] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def load(cls, log_model: Any = None, cross_encoder: Any = "default") -> Backend:
+    def load(
+        cls, log_model: Any = None, cross_encoder: Any = "default", runtime: str | None = None
+    ) -> Backend:
         """Load the models once (the bundled LoG, ``logrerank/checkpoints/``, and a cross-encoder).
 
         Args:
             log_model: an already loaded :class:`LoGReranker` (None = ``from_pretrained()``).
             cross_encoder: see :meth:`use_cross_encoder`.
+            runtime: the transformer runtime (None = ``$LOGRERANK_RUNTIME``, else torch).
         """
-        runtime = os.environ.get(RUNTIME_ENV, "").strip() or "torch"
+        runtime = runtime or os.environ.get(RUNTIME_ENV, "").strip() or "torch"
         if log_model is None:
             from ..pipeline import LoGReranker
 
@@ -352,6 +355,28 @@ class Session:
 
 
 @dataclass
+class Ranked:
+    """What one ranking call produced, before any rendering: returned by
+    :func:`logrerank.app.handlers.rank_session`, rendered by
+    :func:`logrerank.app.result_view.render`."""
+
+    ranking: Ranking  # LoG under the knobs, its context cut to the token budget
+    local: Ranking  # LoG's local stage alone
+    rankings: dict[str, Ranking]  # the baselines and the cross-encoder stage, by name
+    timings: dict[str, float]  # seconds per stage shown in the status panel
+    warnings: list[str]  # start-up, LoG, cross-encoder stage and baseline warnings, once each
+    log_name: str  # LoG with its ablations (logrerank/app/labels.py)
+    ce_name: str  # the comparison's cross-encoder
+    from_cache: bool  # encodings reused: no transformer pass in this call
+    model: Any  # the LoG model (its tokenizer counts the context's tokens)
+    models: list[tuple[str, str, bool | None]]  # (what, source, trained): Backend.model_rows
+    device: tuple[str, str]  # (device, precision): Backend.device_info
+    source: str = ""  # which input the run used, in words ("" on a knob change)
+    min_titled: float = 0.0  # routed models: titled share that picks the multi-passage stage
+    trained: bool = True  # False: LoG is an untrained initialisation
+
+
+@dataclass
 class Result:
     """Everything the page shows after one handler call."""
 
@@ -392,6 +417,7 @@ __all__ = [
     "TABLE_COLUMNS",
     "Backend",
     "Knobs",
+    "Ranked",
     "Result",
     "Session",
 ]

@@ -190,9 +190,9 @@ def comparison(
 
     n_s, n_p = len(ranking.sentences), len(ranking.passages_ranked)
     html_parts = [
-        f"<div class='lr-compare-head' style='font-weight:600;font-size:14px'>{viz.esc(log_name)}"
+        f"<div class='lr-compare-head'>{viz.esc(log_name)}"
         f" compared with the {viz.esc(ce_name)} and BM25</div>"
-        "<div class='lr-compare-note' style='font-size:13px;color:#444'>Arrows compare each "
+        "<div class='lr-compare-note'>Arrows compare each "
         "list with LoG: ▲n = this ranker puts the item n places higher than LoG, ▼n = lower, "
         "= the same place. The number after an item is that ranker's own score (with its raw logit "
         "where the calibrated scores saturate). Left border = role.</div>",

@@ -169,16 +169,8 @@ def fmt(x: float | None, digits: int = 3) -> str:
 
 # ---------------------------------------------------------------------------------- status
 def _badge(trained: bool | None) -> str:
-    if trained is False:
-        color, text = "#cf222e", "UNTRAINED"
-    elif trained is None:
-        color, text = "#a15c00", "UNAVAILABLE"
-    else:
-        color, text = "#1a7f37", "trained"
-    return (
-        f"<span style='background:{color};color:#fff;border-radius:4px;padding:0 5px;"
-        f"font-size:11px'>{text}</span>"
-    )
+    text = "UNTRAINED" if trained is False else "UNAVAILABLE" if trained is None else "trained"
+    return f"<span class='lr-badge lr-badge-{text.lower()}'>{text}</span>"
 
 
 def status_html(
@@ -204,18 +196,15 @@ def status_html(
     """
     head = " · ".join(f"<b>{esc(what)}</b> {_badge(trained)}" for what, _, trained in models)
     out = [
-        "<div class='lr-status' style='font-size:13px;line-height:1.5'>",
+        "<div class='lr-status'>",
         f"<div>{head} · <b>Device</b> {esc(device)} ({esc(precision)})</div>",
     ]
     for line in summary or []:
         out.append(f"<div class='lr-summary'>{esc(line)}</div>")
     for w in warnings:
-        out.append(
-            "<div class='lr-warning' style='background:#fff4e5;border-left:4px solid #d97706;"
-            f"padding:3px 8px;margin-top:4px'>⚠️ {esc(w)}</div>"
-        )
+        out.append(f"<div class='lr-warning'>⚠️ {esc(w)}</div>")
     out.append(
-        "<details class='lr-more'><summary style='cursor:pointer;color:#555'>Details: models, "
+        "<details class='lr-more'><summary>Details: models, "
         "graph links, encodings, timings</summary>"
     )
     for what, source, _ in models:
@@ -231,10 +220,7 @@ def status_html(
 
 def error_html(message: str) -> str:
     """A visible error box (message escaped)."""
-    return (
-        "<div class='lr-error' style='background:#ffebe9;border-left:4px solid #cf222e;"
-        f"padding:6px 10px;font-size:14px'><b>Input error:</b> {esc(message)}</div>"
-    )
+    return f"<div class='lr-error'><b>Input error:</b> {esc(message)}</div>"
 
 
 __all__ = [

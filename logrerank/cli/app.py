@@ -1,6 +1,6 @@
 """``logrerank app`` and ``python app.py``: serve the Gradio app on 127.0.0.1.
 
-Both check that the port is free before the app module loads its models, so a busy port ends
+Both check that the port is free before the app serves or loads its models, so a busy port ends
 in one line (``logrerank: error: port 7860 on 127.0.0.1 is in use ...``) and exit status 2 in
 a second, not in a Gradio traceback after the models have loaded.
 """
@@ -14,22 +14,8 @@ import socket
 import sys
 from collections.abc import Sequence
 
+from ..app.options import add_app_options, default_port, script_parser
 from ..types import InputError
-
-DEFAULT_PORT = 7860
-
-
-def default_port() -> int:
-    """``$GRADIO_SERVER_PORT``, else ``$PORT``, else 7860 (as :func:`logrerank.app.main.main`).
-
-    Raises:
-        InputError: the variable is not a port number.
-    """
-    raw = os.environ.get("GRADIO_SERVER_PORT") or os.environ.get("PORT") or DEFAULT_PORT
-    try:
-        return int(raw)
-    except ValueError:
-        raise InputError(f"GRADIO_SERVER_PORT / PORT must be a port number, got {raw!r}") from None
 
 
 def server_host() -> str:
@@ -76,11 +62,13 @@ def serve(argv: list[str], host: str, port: int) -> None:
 
 
 def run_app_script(argv: Sequence[str] | None = None) -> int:
-    """``python app.py [--port N] [...]``: serve; a busy port or bad option is one line, 2."""
+    """``python app.py [--port N] [...]``: serve; a busy port is one line and status 2.
+
+    The options are parsed before anything heavy is imported: ``--help`` and a bad option
+    answer at once, and no model loads before the port is known to be free.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--port", type=int)
-    known, _ = pre.parse_known_args(argv)
+    known = script_parser().parse_args(argv)
     try:
         port = known.port if known.port is not None else default_port()
         serve(argv, server_host(), port)
@@ -107,23 +95,5 @@ def cmd_app(args: argparse.Namespace) -> int:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Declare ``app`` and its options."""
     a = sub.add_parser("app", help="start the Gradio app on 127.0.0.1")
-    a.add_argument(
-        "--port",
-        type=int,
-        default=None,
-        help="port (default $GRADIO_SERVER_PORT, else $PORT, else 7860); a busy port is an error",
-    )
-    a.add_argument(
-        "--cross-encoder",
-        metavar="DIR",
-        help="cross-encoder folder to compare against (sentence-transformers or Hugging Face "
-        "sequence-classification; default $LOGRERANK_CROSS_ENCODER, else the bundled one)",
-    )
-    a.add_argument(
-        "--runtime",
-        choices=["torch", "onnx", "onnx-int8"],
-        default=None,
-        help="transformer runtime of LoG and the cross-encoder (default $LOGRERANK_RUNTIME, "
-        "else torch); onnx / onnx-int8 need logrerank[onnx], else torch with a warning",
-    )
+    add_app_options(a)
     a.set_defaults(func=cmd_app)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from logrerank.app import handlers as ui
-from logrerank.app import state, tables, viz
+from logrerank.app import result_view, state, tables, viz
 from logrerank.io import read_passages_file
 from logrerank.segment import passage_spans
 from logrerank.types import InputError
@@ -301,10 +301,10 @@ def test_limits_apply_once_to_log_and_every_baseline(make_tiny_model, tiny_dir):
 
 
 def test_cache_note_says_how_much_was_reused() -> None:
-    assert ui._cache_note([0, 0], from_cache=False) == ""  # cache off
-    assert ui._cache_note([3, 5], from_cache=True) == ""  # knob change: no transformer pass
-    assert ui._cache_note([0, 5], from_cache=False) == " · passage cache: new passages"
-    assert "3 of 5 windows reused" in ui._cache_note([3, 5], from_cache=False)
+    assert result_view.cache_note([0, 0], from_cache=False) == ""  # cache off
+    assert result_view.cache_note([3, 5], from_cache=True) == ""  # knob change: no transformer pass
+    assert result_view.cache_note([0, 5], from_cache=False) == " · passage cache: new passages"
+    assert "3 of 5 windows reused" in result_view.cache_note([3, 5], from_cache=False)
 
 
 # ---------------------------------------------------------------------------------- issue views
