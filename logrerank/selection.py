@@ -128,3 +128,13 @@ def apply_selection(ranking: Ranking, vectors: Tensor | None, cfg: ScoreConfig) 
         s.rank = r
     ranking.sentence_order = "selected"
     return ranking
+
+
+def order_note(ranking: Ranking) -> str:
+    """One line for a sentence table's header: which order the sentences are shown in."""
+    if ranking.sentence_order == "selected":
+        return (
+            "order = selected: complementary sentences across passages first (a passage's "
+            "further sentences count less; score.select_*), score = each sentence's own score"
+        )
+    return "order = score: what the ranking is sorted by"

@@ -99,10 +99,11 @@ def sweep(args: argparse.Namespace) -> dict:
             {
                 "decay": d,
                 "redundancy": r,
-                "all": mean(rows[(d, r)]),
-                "multi": mean(rows[(d, r)], True),
+                "free": f,
+                "all": mean(rows[(d, r, f)]),
+                "multi": mean(rows[(d, r, f)], True),
             }
-            for d, r in settings
+            for d, r, f in settings
         ],
     }
 

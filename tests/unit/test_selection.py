@@ -11,7 +11,7 @@ import torch
 from logrerank.config import ConfigError, ContextConfig, LoGConfig, ScoreConfig
 from logrerank.context import build_context
 from logrerank.results import Encoded, build_ranking
-from logrerank.selection import apply_selection, select_order, selection_active
+from logrerank.selection import apply_selection, order_note, select_order, selection_active
 from logrerank.types import Passage, Ranking, ScoredSentence
 
 # A metformin-like pool: one cohort whose four sentences all score high (the joint encoding lifts
@@ -131,3 +131,8 @@ def test_config_rejects_out_of_range(field, value):
     setattr(cfg.score, field, value)
     with pytest.raises(ConfigError, match=field):
         cfg.check()
+
+
+def test_order_note_names_the_order():
+    assert "order = score" in order_note(_ranking())
+    assert "selected" in order_note(apply_selection(_ranking(), None, SELECT))
