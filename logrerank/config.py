@@ -185,12 +185,13 @@ class ScoreConfig(JsonConfig):
     # Sentence selection (logrerank/selection.py; not in the paper): the head of the sentence
     # ranking, and so the structured context, is picked greedily with gain
     # z * select_decay ** (sentences of its passage already picked) - select_redundancy *
-    # (largest cosine of its vector to a picked one). 1.0 / 0.0 = the plain score order.
+    # (largest cosine of its vector to a picked one), the decay applying after a passage's first
+    # select_free sentences. select_decay 1.0 and select_redundancy 0.0 = the plain score order.
     # Defaults chosen on training splits (docs/evaluation.md, "Sentence selection")
-    select_decay: float = 1.0
+    select_decay: float = 0.5
     select_redundancy: float = 0.0
     select_depth: int = 30  # ranks chosen greedily; the rest follow in score order
-    select_free: int = 0  # sentences of a passage picked before its return diminishes
+    select_free: int = 1  # sentences of a passage picked before its return diminishes
 
 
 @dataclass

@@ -138,10 +138,38 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def choose(files: list[str]) -> dict:
+    """The setting to ship, from sweeps of training splits: among the settings whose S-nDCG@10,
+    averaged over the sets that have it (each set weighing the same), is not below the score
+    order's, the one of largest mean S-cov@5 gain (then S-dist@10 gain)."""
+    runs = [json.loads(Path(f).read_text(encoding="utf-8")) for f in files]
+
+    def key(st: dict) -> tuple:
+        return (st["decay"], st["redundancy"], st.get("free", 0))
+
+    def gain(metric: str, st: dict) -> float | None:
+        deltas = []
+        for run in runs:
+            by = {key(x): x["all"] for x in run["settings"]}
+            base = by[(1.0, 0.0, st.get("free", 0))]
+            if metric in base:
+                deltas.append(by[key(st)][metric] - base[metric])
+        return sum(deltas) / len(deltas) if deltas else None
+
+    rows = []
+    for st in runs[0]["settings"]:
+        rows.append(
+            {"setting": key(st), **{m: gain(m, st) for m in ("ndcg@10", "evcov@5", "distinct@10")}}
+        )
+    ok = [r for r in rows if (r["ndcg@10"] or 0.0) >= 0.0]
+    best = max(ok, key=lambda r: (round(r["evcov@5"], 6), r["distinct@10"]))
+    return {"files": files, "chosen": best, "rows": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the options, sweep, print the table, write the JSON."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--benchmark", required=True)
+    p.add_argument("--benchmark")
     p.add_argument("--split")
     p.add_argument("--limit", type=int, help="first N queries of the split (file order)")
     p.add_argument("--part", choices=("all", "first", "second"), default="all")
@@ -154,7 +182,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--redundancies", type=float, nargs="+", default=[0.0, 0.1])
     p.add_argument("--frees", type=int, nargs="+", default=[0, 1])
     p.add_argument("--out", help="JSON file for the result")
+    p.add_argument("--choose", nargs="+", help="sweep JSON files of training splits: pick one")
     args = p.parse_args(argv)
+    if args.choose:
+        picked = choose(args.choose)
+        for r in picked["rows"]:
+            print(r)
+        print("chosen:", picked["chosen"])
+        return 0
     result = sweep(args)
     print(table(result))
     if args.out:

@@ -49,7 +49,7 @@ def check_ranking(r: Ranking, passages) -> None:
     assert [(by_node[i].passage_idx, by_node[i].sent_idx) for i in range(n)] == expected
     # Ranks 1..N in order, scores in [0, 1] and non-increasing.
     assert [s.rank for s in r.sentences] == list(range(1, n + 1))
-    sc = [s.score for s in r.sentences]
+    sc = [s.score for s in r.by_score()]  # the shown order may be selected (selection.py)
     assert all(0.0 <= x <= 1.0 and math.isfinite(x) for x in sc)
     assert sc == sorted(sc, reverse=True)
     for s in r.sentences:

@@ -65,10 +65,13 @@ def test_selection_brings_other_passages_into_top5():
 
 def test_knobs_off_keep_score_order():
     plain = _ranking()
-    r = apply_selection(_ranking(), None, ScoreConfig())
+    off = ScoreConfig(select_decay=1.0, select_redundancy=0.0)
+    r = apply_selection(_ranking(), None, off)
     assert r.sentence_order == "score"
     assert [s.node for s in r.sentences] == [s.node for s in plain.sentences]
-    assert not selection_active(ScoreConfig()) and selection_active(SELECT)
+    assert (
+        not selection_active(off) and selection_active(SELECT) and selection_active(ScoreConfig())
+    )
     assert not selection_active(dataclasses.replace(SELECT, select_depth=0))
 
 
@@ -136,3 +139,9 @@ def test_config_rejects_out_of_range(field, value):
 def test_order_note_names_the_order():
     assert "order = score" in order_note(_ranking())
     assert "selected" in order_note(apply_selection(_ranking(), None, SELECT))
+
+
+def test_default_settings_break_the_passage_block():
+    r = apply_selection(_ranking(), None, ScoreConfig())
+    top5 = [s.passage_idx for s in r.sentences[:5]]
+    assert top5 == [0, 0, 1, 2, 0]  # the null result 3rd, the correction 4th (5th and 6th before)
