@@ -11,6 +11,7 @@ from typing import Any
 
 from ..config import ROLE_NAMES
 from ..types import GraphEdge, Ranking, ScoredSentence
+from . import labels
 from .labels import SATURATION_MARGIN
 from .viz import esc, fmt, relation_style, role_color, sentence_ref, short
 
@@ -25,12 +26,22 @@ RELATION_PHRASES: dict[str, str] = {
 ``{terms}``: the shared rare terms of a shared-term edge, ``{name}``: the passage name a
 mention found, ``{said}``: the mentioning sentence)."""
 
+_PANEL = "flex:1 1 240px;min-width:0;max-width:360px"
+_NOTE = "font-size:11.5px;color:#555;overflow-wrap:anywhere"
+
 IN_PASSAGE_PHRASE = "the previous sentence {src} of this passage ({rel}) passes its evidence on"
 OTHER_PHRASE = "sentence {src} is linked to it ({rel})"
 
 INTENT_NOTE = (
-    "The intent head (eq. 2) reads from the question and this passage which kind of evidence the "
-    "question asks for; the local score rewards sentences whose role matches it (eq. 4)."
+    "What the question asks for, from a separate classifier (MiniLM embedding + a small head, "
+    "trained on weak labels: the roles of training questions' gold sentences; "
+    "logrerank/checkpoints/question-intent/MODEL_CARD.md). It is not the LoG intent head "
+    "(eq. 2); that head's weights are shown below for what they are."
+)
+GAMMA_NOTE = (
+    "The weights the LoG local scorer's intent head (eq. 2) gave the three roles in this passage "
+    "when scoring (eq. 4). The bundled model gives nearly the same weights to every question, so "
+    "they do not tell what the question asks for."
 )
 
 
@@ -96,18 +107,23 @@ def explain_html(
         ranking: the LoG ranking it belongs to.
         incoming: ``(edge, source sentence)`` of the messages into ``s``, strongest first.
         outgoing: ``(edge, target sentence)`` of the messages from ``s``, strongest first.
-        intent: the question-intent distribution of its passage (eq. 2), or None.
+        intent: the LoG intent head's role weights for its passage (eq. 2), or None; the
+            question intent shown as such is ``ranking.info["question_intent"]`` (classifier).
         signals: ``ce``, ``ce_rank``, ``bm25`` and ``local_rank`` of the sentence.
     """
     signals = signals or {}
     p = ranking.passages[s.passage_idx]
     probs = s.role_probs or []
+    role_note = labels.role_note()
     delta = None
     if s.global_score is not None and s.local_score is not None:
         delta = s.global_score - s.local_score
     local_rank = signals.get("local_rank")
     bars = "".join(_bar(r, x, role_color(r)) for r, x in zip(ROLE_NAMES, probs))
-    intent_bars = "".join(_bar(r, x, "#999") for r, x in zip(ROLE_NAMES, intent or []))
+    gamma_bars = "".join(_bar(r, x, "#bbb") for r, x in zip(ROLE_NAMES, intent or []))
+    q_intent = ranking.info.get("question_intent") or {}
+    q_title = labels.intent_title(q_intent)
+    q_bars = "".join(_bar(r, x, "#777") for r, x in zip(ROLE_NAMES, q_intent.get("probs") or []))
     ce_name = signals.get("ce_name") or "cross-encoder"
     ce_logit = signals.get("ce_logit")
     ce = signals.get("ce")
@@ -148,14 +164,17 @@ def explain_html(
         f"<tr><td>BM25 (sentence)</td><td>{fmt(signals.get('bm25'))}</td></tr>",
         "</table>",
         "<div class='lr-panels' style='display:flex;flex-wrap:wrap;gap:12px 30px;margin-top:8px'>",
-        "<div class='lr-role' style='flex:1 1 240px;min-width:0;max-width:360px'>"
+        f"<div class='lr-role' title='{esc(role_note)}' style='{_PANEL}'>"
         f"<div style='font-weight:600;font-size:13px'>role (eq. 3): {esc(s.role or '–')}</div>"
-        f"{bars}</div>",
-        "<div class='lr-intent' style='flex:1 1 240px;min-width:0;max-width:360px'>"
-        "<div style='font-weight:600;font-size:13px'>question intent in this passage (eq. 2)"
-        f"</div>{intent_bars or '–'}"
-        f"<div class='lr-intent-note' style='font-size:11.5px;color:#555;overflow-wrap:anywhere'>"
-        f"{esc(INTENT_NOTE)}</div></div>",
+        f"{bars}<div class='lr-role-note' style='{_NOTE}'>{esc(role_note)}</div></div>",
+        f"<div class='lr-intent' title='{esc(INTENT_NOTE)}' style='{_PANEL}'>"
+        f"<div style='font-weight:600;font-size:13px'>{esc(q_title or 'question intent')}: "
+        f"{esc(q_intent.get('label') or 'not available')}</div>{q_bars}"
+        f"<div class='lr-intent-note' style='{_NOTE}'>{esc(INTENT_NOTE)}</div></div>",
+        f"<div class='lr-gamma' title='{esc(GAMMA_NOTE)}' style='{_PANEL}'>"
+        "<div style='font-weight:600;font-size:13px'>role mixing weights the local scorer used "
+        f"in this passage (LoG γ, eq. 2)</div>{gamma_bars or '–'}"
+        f"<div class='lr-gamma-note' style='{_NOTE}'>{esc(GAMMA_NOTE)}</div></div>",
         "</div>",
     ]
     if why:
@@ -231,4 +250,11 @@ def _neighbour_table(title: str, rows: list[tuple[GraphEdge, ScoredSentence]]) -
     return "".join(out)
 
 
-__all__ = ["INTENT_NOTE", "RELATION_PHRASES", "edge_phrase", "explain_html", "why_lines"]
+__all__ = [
+    "GAMMA_NOTE",
+    "INTENT_NOTE",
+    "RELATION_PHRASES",
+    "edge_phrase",
+    "explain_html",
+    "why_lines",
+]

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..context import apply_budget, estimate_tokens
 from ..io import parse_passages_text, prepare_input, read_passages_file
+from ..models.question_intent import question_intent_info
 from ..resources import package_path
 from ..types import InputError, Passage, Ranking, ScoredSentence
 from . import context_view, explain_view, labels, result_view, tables, viz
@@ -274,6 +275,7 @@ def rank_session(
     t0 = time.perf_counter()
     kwargs = knobs.rank_kwargs(model.config.graph, model.config.context)
     ranking = model.rank_encoded(session.encoded, **kwargs)
+    ranking.info["question_intent"] = question_intent_info(ranking.query)
     _budgeted(model, ranking, knobs)
     local = model.rank_encoded(session.encoded, use_global=False, graph=kwargs["graph"])
     t_rank = time.perf_counter() - t0

@@ -4,11 +4,15 @@
   "LoG without typed relations, lexical node inputs");
 * :func:`ce_label` names the comparison's cross-encoder ("cross-encoder twin", ...);
 * :func:`saturated` tells when calibrated scores crowd at an end of [0, 1] (the twin's
-  0.98-0.999), so the views show the raw logits beside them.
+  0.98-0.999), so the views show the raw logits beside them;
+* :func:`role_note` and :func:`intent_title` say where the shown roles and question intent come
+  from and how accurate they are, with the figures read from the checkpoints' config.json.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
@@ -56,4 +60,51 @@ def saturated(scores: Iterable[float | None]) -> bool:
     return 3 * near >= len(xs) or max(xs) - min(xs) < SATURATION_SPREAD
 
 
-__all__ = ["ce_label", "log_label", "saturated"]
+ROLE_SPLITS = {"csabstruct/test": "CSAbstruct", "nicta/test": "NICTA-PIBOSO"}
+"""Role-tagger test splits quoted in the role tooltip, with their display names."""
+
+
+@functools.lru_cache(maxsize=1)
+def role_tagger_test_accuracy() -> dict[str, float]:
+    """Display name -> test accuracy of the bundled role tagger (its config.json; empty when the
+    checkpoint or the figures are missing)."""
+    from ..models.role_checkpoint import default_checkpoint_dir
+
+    try:
+        raw = json.loads((default_checkpoint_dir() / "config.json").read_text(encoding="utf-8"))
+        test = raw["training"]["test"]
+        return {name: float(test[key]["accuracy"]) for key, name in ROLE_SPLITS.items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def role_note() -> str:
+    """Where the shown sentence roles come from and the role tagger's test accuracy per corpus."""
+    acc = role_tagger_test_accuracy()
+    figures = ", ".join(f"{name} {100 * a:.1f} %" for name, a in acc.items())
+    return (
+        "Role = argmax of the LoG local scorer's role head (eq. 3), trained to match the role "
+        "tagger (logrerank/checkpoints/role-tagger/MODEL_CARD.md)"
+        + (f"; the tagger's sentence accuracy on the test splits: {figures}" if figures else "")
+        + " (about one sentence in five wrong)."
+    )
+
+
+def intent_title(info: dict[str, Any] | None) -> str:
+    """The Explain header of the question intent: ``"question intent (classifier, held-out
+    accuracy X %)"``, or ``""`` when the ranking carries no classifier intent."""
+    if not info or not info.get("probs"):
+        return ""
+    acc = info.get("heldout_accuracy")
+    shown = f", held-out accuracy {100 * float(acc):.0f} %" if isinstance(acc, (int, float)) else ""
+    return f"question intent (classifier{shown})"
+
+
+__all__ = [
+    "ce_label",
+    "intent_title",
+    "log_label",
+    "role_note",
+    "role_tagger_test_accuracy",
+    "saturated",
+]

@@ -51,9 +51,15 @@ def format_ranking(ranking: Ranking, top: int = 10, width: int | None = None) ->
         width = shutil.get_terminal_size((100, 24)).columns
     width = max(60, width)
     lines = [f"ranker: {ranking.ranker}   model: {ranking.info.get('model', '?')}"]
+    q_intent = ranking.info.get("question_intent") or {}
+    if q_intent.get("probs"):
+        acc = q_intent.get("heldout_accuracy")
+        shown = f", held-out accuracy {100 * acc:.0f} %" if isinstance(acc, float) else ""
+        intent = ", ".join(f"{r} {p:.2f}" for r, p in zip(ROLE_NAMES, q_intent["probs"]))
+        lines.append(f"question intent (classifier{shown}): {intent}")
     if ranking.intent_probs:
         intent = ", ".join(f"{r} {p:.2f}" for r, p in zip(ROLE_NAMES, ranking.intent_probs))
-        lines.append(f"question intent (the kind of sentence it asks for): {intent}")
+        lines.append(f"role mixing weights of the LoG local scorer (intent head, eq. 2): {intent}")
     shown = ranking.sentences[:top]
     lines.append(f"\nTop {len(shown)} sentences, best first")
     legend = (
@@ -140,6 +146,9 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     if args.untyped:
         switches["typed"] = False
     ranking = model.rerank(query, passages, **switches)
+    from ..models.question_intent import question_intent_info
+
+    ranking.info["question_intent"] = question_intent_info(query)
     print(format_ranking(ranking, top=args.top))
     if args.out:
         Path(args.out).write_text(json.dumps(ranking.to_dict(), indent=1), encoding="utf-8")

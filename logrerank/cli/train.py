@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..types import InputError
 
-TASKS = ("local", "global", "passage", "crossencoder", "roles")
+TASKS = ("local", "global", "passage", "crossencoder", "roles", "intent")
 
 
 def _config_path(args: argparse.Namespace) -> str:

@@ -19,6 +19,8 @@ task               config class                                 trains
                    cross_encoder_config.CrossEncoderTrainConfig`
 ``roles``          :class:`~logrerank.models.role_tagger_       the role tagger (:mod:`~logrerank.
                    config.RoleTaggerConfig`                     training.roles`)
+``intent``         :class:`~logrerank.training.intent.          the question-intent classifier
+                   IntentTrainConfig`                           (:mod:`~logrerank.training.intent`)
 =================  ===========================================  ================================
 
 A ``global`` config whose ``stage`` field is ``"global-multihop"`` is a :class:`~logrerank.
@@ -35,7 +37,7 @@ from typing import Any
 
 from ..jsonconfig import ConfigError
 
-TASKS = ("local", "global", "passage", "crossencoder", "roles")
+TASKS = ("local", "global", "passage", "crossencoder", "roles", "intent")
 
 
 class MissingTrainingInputError(FileNotFoundError):
@@ -70,6 +72,10 @@ def _load(task: str, config_path: str | os.PathLike[str], overrides: list[str]) 
         from .cross_encoder_config import CrossEncoderTrainConfig
 
         return CrossEncoderTrainConfig.load(config_path).override(overrides)
+    if task == "intent":
+        from .intent import IntentTrainConfig
+
+        return IntentTrainConfig.load(config_path).override(overrides)
     from ..models.role_tagger_config import RoleTaggerConfig
 
     return RoleTaggerConfig.load(config_path).override(overrides)
@@ -89,6 +95,8 @@ def _plan(task: str, cfg: Any) -> dict[str, Any]:
     inputs: dict[str, str] = {}
     if _is_cv(cfg):
         return _cv_plan(cfg)
+    if task == "intent":
+        return _intent_plan(cfg)
     if task == "passage":
         from ..data.common import default_data_root
 
@@ -148,6 +156,19 @@ def _plan(task: str, cfg: Any) -> dict[str, Any]:
         "output": str(out),
         "state_dir": str(state),
     }
+
+
+def _intent_plan(cfg: Any) -> dict[str, Any]:
+    """The question-intent plan: its data root (checked), role tagger and output folder."""
+    from ..data.common import default_data_root
+    from ..models.question_intent import default_checkpoint_dir
+    from ..models.role_checkpoint import default_checkpoint_dir as tagger_dir
+
+    root = Path(cfg.data_root) if cfg.data_root else default_data_root()
+    _check_files("intent", root, [])
+    return {"data_root": str(root), "data": list(cfg.sources),
+            "inputs": {"role_tagger": _checkpoint(tagger_dir(), "role_tagger")},
+            "output": str(cfg.out_dir or default_checkpoint_dir()), "state_dir": cfg.run_dir}  # fmt: skip
 
 
 def _check_files(task: str, root: Path, files: list[Path]) -> None:
@@ -266,6 +287,10 @@ def run_training(
         from .cross_encoder import train_crossencoder
 
         return train_crossencoder(cfg)
+    if task == "intent":
+        from .intent import train_intent
+
+        return train_intent(cfg, command)
     from .roles import train_roles
 
     return train_roles(cfg)

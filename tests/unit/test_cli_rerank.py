@@ -51,7 +51,7 @@ def test_table_shows_the_sort_score_and_whole_sentences(tiny_model) -> None:
 
 def test_intent_is_spelled_out(tiny_model) -> None:
     text = format_ranking(tiny_model.rerank(Q, PASSAGES))
-    line = next(x for x in text.splitlines() if x.startswith("question intent"))
+    line = next(x for x in text.splitlines() if x.startswith("role mixing weights"))
     assert all(word in line for word in ("background", "method", "result"))
     assert not re.search(r"\b(bg|mt|rs)\b", text)
 

@@ -1,0 +1,249 @@
+"""Question-intent classifier: which kind of sentence (background / method / result) a
+question asks for.
+
+The LoG-Reranker paper's intent head (eq. 2) is part of the local scorer and reads the question
+together with one passage; in the bundled model it has collapsed to nearly the same
+distribution for every question, so it cannot be shown as "what the question asks for". This
+separate classifier answers that question from the question alone. Its features are the
+bundled role tagger's log-probabilities for the question read as a one-sentence abstract
+(:class:`TaggerFeatures`; the tagger is the packaged all-MiniLM-L6-v2 with its top two layers
+fine-tuned on sentence-role corpora, :mod:`logrerank.models.role_tagger`), and a trained linear
+head maps them to the intent. The head is trained weakly (:mod:`logrerank.training.intent`,
+``logrerank train intent``): each training question's label is the role of its gold evidence
+sentences. It starts as the identity (the tagger's own reading of the question) and the
+training epoch, the identity included, is chosen on validation questions.
+
+The checkpoint folder (``logrerank/checkpoints/question-intent``) holds ``model.safetensors``
+(the head only, fp32), ``config.json`` (format tag, head shape, role order, held-out accuracy
+per source and the training summary) and ``MODEL_CARD.md``.
+
+Public API::
+
+    clf = QuestionIntent.from_pretrained()          # or load_default() (cached)
+    probs = clf.predict(["How were the patients randomized?"])    # [1, 3]
+    info = clf.describe("How were the patients randomized?")      # for Ranking.info
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+from torch import Tensor, nn
+
+from ..checkpoint import CONFIG_NAME, WEIGHTS_NAME, CheckpointError, read_config
+from ..config import ROLE_NAMES
+from ..resources import checkpoint_dir
+
+FORMAT = "logrerank-question-intent"
+FORMAT_VERSION = 1
+SOURCE_NAME = "question-intent classifier"
+"""``Ranking.info["question_intent"]["source"]``: where the shown intent comes from."""
+
+
+class IntentCheckpointError(CheckpointError):
+    """A question-intent checkpoint folder is missing, incomplete or does not match."""
+
+
+def default_checkpoint_dir() -> Path:
+    """``<checkpoints root>/question-intent`` (``$LOGRERANK_CHECKPOINTS`` overrides)."""
+    return checkpoint_dir("question-intent")
+
+
+class IntentHead(nn.Module):
+    """``Linear(d, hidden) - GELU - Dropout - Linear(hidden, 3)``; ``hidden = 0``: one linear
+    layer (multinomial logistic regression)."""
+
+    def __init__(self, d_in: int, hidden: int = 64, dropout: float = 0.1):
+        super().__init__()
+        if hidden > 0:
+            self.net: nn.Module = nn.Sequential(
+                nn.Linear(d_in, hidden), nn.GELU(), nn.Dropout(dropout),
+                nn.Linear(hidden, len(ROLE_NAMES)),
+            )  # fmt: skip
+        else:
+            self.net = nn.Linear(d_in, len(ROLE_NAMES))
+        self.d_in, self.hidden, self.dropout = d_in, hidden, dropout
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Role logits ``[n, 3]`` of embeddings ``x`` ``[n, d_in]``."""
+        return self.net(x)
+
+
+class TaggerFeatures:
+    """Question features: the role tagger's log-probabilities of each text read alone.
+
+    Args:
+        tagger: a loaded :class:`~logrerank.models.role_tagger.RoleTagger`; None = the bundled
+            one, loaded on first use.
+    """
+
+    dim = len(ROLE_NAMES)
+
+    def __init__(self, tagger: Any = None):
+        self._tagger = tagger
+
+    @property
+    def tagger(self) -> Any:
+        if self._tagger is None:
+            from .role_tagger import RoleTagger
+
+            self._tagger = RoleTagger.from_pretrained()
+        return self._tagger
+
+    def embed(self, texts: list[str]) -> Tensor:
+        """``[n, 3]`` log-probabilities (each text is a one-sentence abstract)."""
+        if not texts:
+            return torch.zeros(0, self.dim)
+        probs = torch.cat(self.tagger.predict([[t] for t in texts]))
+        return probs.clamp_min(1e-6).log()
+
+
+class QuestionIntent:
+    """The classifier: a frozen sentence embedder and a trained :class:`IntentHead`.
+
+    Args:
+        head: the trained head (put in eval mode).
+        meta: the checkpoint's ``config.json`` facts (held-out accuracy, training summary).
+        embedder: an object with ``embed(list[str]) -> Tensor [n, d]``; None =
+            :class:`TaggerFeatures` (the bundled role tagger, loaded on first use).
+    """
+
+    def __init__(self, head: IntentHead, meta: dict[str, Any] | None = None, embedder: Any = None):
+        self.head = head.eval()
+        self.meta = dict(meta or {})
+        self._embedder = embedder
+        self.source: str | None = None  # checkpoint folder it was loaded from
+
+    @property
+    def embedder(self) -> Any:
+        """The feature extractor (:class:`TaggerFeatures` unless one was given)."""
+        if self._embedder is None:
+            self._embedder = TaggerFeatures()
+        return self._embedder
+
+    @property
+    def heldout_accuracy(self) -> float | None:
+        """Accuracy on the held-out questions of the question sources (all pooled), or None."""
+        value = self.meta.get("heldout_accuracy")
+        return float(value) if isinstance(value, (int, float)) else None
+
+    @torch.inference_mode()
+    def predict(self, questions: list[str]) -> Tensor:
+        """``[n, 3]`` float32 probabilities over :data:`~logrerank.config.ROLE_NAMES`."""
+        if not questions:
+            return torch.zeros(0, len(ROLE_NAMES))
+        x = self.embedder.embed(list(questions)).float()
+        return self.head(x).float().softmax(-1)
+
+    def describe(self, question: str) -> dict[str, Any]:
+        """What ``Ranking.info["question_intent"]`` holds for ``question``.
+
+        Returns:
+            ``probs`` (per role, order of ``ROLE_NAMES``), ``label`` (the argmax role),
+            ``source`` (:data:`SOURCE_NAME`) and ``heldout_accuracy`` (None when unknown).
+        """
+        probs = [float(p) for p in self.predict([question])[0]]
+        return {
+            "probs": probs,
+            "label": ROLE_NAMES[max(range(len(probs)), key=probs.__getitem__)],
+            "source": SOURCE_NAME,
+            "heldout_accuracy": self.heldout_accuracy,
+        }
+
+    def save_pretrained(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
+        """Write ``model.safetensors`` (the head, fp32) and ``config.json`` into ``path``."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        state = {
+            k: v.detach().cpu().float().contiguous() for k, v in self.head.state_dict().items()
+        }
+        tmp = path / (WEIGHTS_NAME + ".tmp")
+        save_file(state, str(tmp), metadata={"format": FORMAT})
+        tmp.chmod(0o644)
+        tmp.replace(path / WEIGHTS_NAME)
+        config = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "roles": list(ROLE_NAMES),
+            "features": "role-tagger log-probabilities of the question read as a one-sentence "
+            "abstract (logrerank/checkpoints/role-tagger: packaged all-MiniLM-L6-v2, top two "
+            "layers fine-tuned)",
+            "head": {
+                "d_in": self.head.d_in,
+                "hidden": self.head.hidden,
+                "dropout": self.head.dropout,
+            },  # fmt: skip
+            **(extra or {}),
+        }
+        (path / CONFIG_NAME).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def from_pretrained(
+        cls, path: str | Path | None = None, embedder: Any = None
+    ) -> QuestionIntent:
+        """Load a checkpoint written by :meth:`save_pretrained`.
+
+        Args:
+            path: checkpoint folder; None = :func:`default_checkpoint_dir`.
+            embedder: see the class; None = the packaged MiniLM, loaded on first use.
+
+        Raises:
+            IntentCheckpointError: missing folder or file, wrong format, role order or tensors.
+        """
+        path = default_checkpoint_dir() if path is None else Path(path)
+        raw = read_config(path, FORMAT, FORMAT_VERSION, section="head",
+                          label="question-intent", error=IntentCheckpointError)  # fmt: skip
+        if raw.get("roles") != list(ROLE_NAMES):
+            raise IntentCheckpointError(
+                f"{path}: role order {raw.get('roles')} is not {ROLE_NAMES}"
+            )
+        h = raw["head"]
+        head = IntentHead(int(h["d_in"]), int(h["hidden"]), float(h.get("dropout", 0.0)))
+        state = load_file(str(path / WEIGHTS_NAME))
+        own = head.state_dict()
+        if set(state) != set(own) or any(state[k].shape != own[k].shape for k in own):
+            raise IntentCheckpointError(f"{path}: tensors do not match the head in config.json")
+        head.load_state_dict(state)
+        model = cls(head, raw, embedder)
+        model.source = str(path)
+        return model
+
+
+@functools.lru_cache(maxsize=1)
+def load_default() -> QuestionIntent:
+    """The bundled classifier, loaded once per process (its embedder on first prediction)."""
+    return QuestionIntent.from_pretrained()
+
+
+def question_intent_info(question: str) -> dict[str, Any] | None:
+    """``QuestionIntent.describe`` with the bundled classifier (a fresh dict; the last 64
+    questions are cached), or None when the checkpoint is missing."""
+    info = _cached_info(question)
+    return None if info is None else {**info, "probs": list(info["probs"])}
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_info(question: str) -> dict[str, Any] | None:
+    try:
+        return load_default().describe(question)
+    except (CheckpointError, OSError):
+        return None
+
+
+__all__ = [
+    "FORMAT",
+    "SOURCE_NAME",
+    "IntentCheckpointError",
+    "IntentHead",
+    "QuestionIntent",
+    "TaggerFeatures",
+    "default_checkpoint_dir",
+    "load_default",
+    "question_intent_info",
+]

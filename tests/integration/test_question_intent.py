@@ -1,0 +1,92 @@
+"""The shipped question-intent classifier (``logrerank/checkpoints/question-intent``): its files,
+and its argmax on a hand-written sanity set of 15 questions, 5 per kind (``slow``: loads the
+bundled role tagger; skipped when the checkpoint is absent).
+
+The questions were written for this test, before the classifier was trained; none comes from
+a dataset. The model card reports the same per-question result (``python -m
+tests.integration.test_question_intent``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from logrerank.checkpoint import CONFIG_NAME, WEIGHTS_NAME
+from logrerank.config import ROLE_NAMES
+from logrerank.models.question_intent import QuestionIntent, default_checkpoint_dir
+
+SANITY: list[tuple[str, str]] = [
+    ("Why is antimicrobial resistance considered a global health threat?", "background"),
+    ("What is known about the role of gut bacteria in obesity?", "background"),
+    ("What motivated the use of graph neural networks for molecules?", "background"),
+    ("What is the biological rationale for aspirin in cancer prevention?", "background"),
+    ("What is the current understanding of how sleep affects memory?", "background"),
+    ("How were participants randomized to the treatment arms?", "method"),
+    ("Which statistical model was used to adjust for confounders?", "method"),
+    ("What dataset was the classifier trained on?", "method"),
+    ("How long were patients followed up and how was the outcome ascertained?", "method"),
+    ("What sample size was chosen and how was it calculated?", "method"),
+    ("What was the odds ratio for mortality in the intervention group?", "result"),
+    ("Did the vaccine reduce hospital admissions compared with placebo?", "result"),
+    ("How much did accuracy improve over the baseline?", "result"),
+    ("Was there a significant difference in blood pressure after twelve weeks?", "result"),
+    ("Which group had the lower rate of adverse events?", "result"),
+]
+"""(question, the kind of sentence that answers it), written by hand."""
+
+MIN_CORRECT = 11
+"""The test's floor: at least 11 of the 15 (the outside bar is 9 of 12)."""
+
+
+def _shipped() -> Path:
+    path = default_checkpoint_dir()
+    if not (path / WEIGHTS_NAME).is_file():
+        pytest.skip(f"no shipped question-intent checkpoint at {path}")
+    return path
+
+
+def sanity_results(model: QuestionIntent) -> list[tuple[str, str, str, list[float]]]:
+    """``(question, expected, predicted, probabilities)`` for every sanity question."""
+    probs = model.predict([q for q, _ in SANITY])
+    return [
+        (q, want, ROLE_NAMES[int(p.argmax())], [round(float(x), 3) for x in p])
+        for (q, want), p in zip(SANITY, probs)
+    ]
+
+
+def test_shipped_checkpoint_files():
+    path = _shipped()
+    assert (path / WEIGHTS_NAME).stat().st_size < 20 * 2**20
+    assert (path / "MODEL_CARD.md").is_file()
+    meta = json.loads((path / CONFIG_NAME).read_text())
+    assert 0 < meta["heldout_accuracy"] <= 1
+    assert meta["training"]["heldout"], "per-source held-out accuracy is recorded"
+
+
+def test_sanity_set_is_balanced():
+    kinds = [k for _, k in SANITY]
+    assert all(kinds.count(k) >= 4 for k in ROLE_NAMES)
+
+
+@pytest.mark.slow
+def test_sanity_questions_argmax():
+    model = QuestionIntent.from_pretrained(_shipped())
+    results = sanity_results(model)
+    correct = sum(want == got for _, want, got, _ in results)
+    wrong = [(q, want, got) for q, want, got, _ in results if want != got]
+    assert correct >= MIN_CORRECT, wrong
+
+
+if __name__ == "__main__":  # print the per-question table for the model card
+    import torch
+
+    torch.set_num_threads(1)
+    rows = sanity_results(QuestionIntent.from_pretrained())
+    for q, want, got, p in rows:
+        mark = "ok" if want == got else "WRONG"
+        print(f"| {q} | {want} | {got} | {p} | {mark} |")
+    print(f"{sum(w == g for _, w, g, _ in rows)} / {len(rows)} correct", file=sys.stderr)
