@@ -33,10 +33,11 @@ IN_PASSAGE_PHRASE = "the previous sentence {src} of this passage ({rel}) passes 
 OTHER_PHRASE = "sentence {src} is linked to it ({rel})"
 
 INTENT_NOTE = (
-    "What the question asks for, from a separate classifier (MiniLM embedding + a small head, "
-    "trained on weak labels: the roles of training questions' gold sentences; "
-    "logrerank/checkpoints/question-intent/MODEL_CARD.md). It is not the LoG intent head "
-    "(eq. 2); that head's weights are shown below for what they are."
+    "What the question asks for, from a separate classifier: a linear head on the role tagger's "
+    "reading of the question, trained on labelled abstract sentences and chosen on weakly "
+    "labelled questions (the role of their gold evidence); held-out figures in "
+    "logrerank/checkpoints/question-intent/MODEL_CARD.md. It is not the LoG intent head "
+    "(eq. 2); that head's weights are shown beside it for what they are."
 )
 GAMMA_NOTE = (
     "The weights the LoG local scorer's intent head (eq. 2) gave the three roles in this passage "

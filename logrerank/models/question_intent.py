@@ -8,10 +8,10 @@ separate classifier answers that question from the question alone. Its features 
 bundled role tagger's log-probabilities for the question read as a one-sentence abstract
 (:class:`TaggerFeatures`; the tagger is the packaged all-MiniLM-L6-v2 with its top two layers
 fine-tuned on sentence-role corpora, :mod:`logrerank.models.role_tagger`), and a trained linear
-head maps them to the intent. The head is trained weakly (:mod:`logrerank.training.intent`,
-``logrerank train intent``): each training question's label is the role of its gold evidence
-sentences. It starts as the identity (the tagger's own reading of the question) and the
-training epoch, the identity included, is chosen on validation questions.
+head maps them to the intent (:mod:`logrerank.training.intent`, ``logrerank train intent``). The
+head starts as the identity (the tagger's own reading of the question), trains on labelled
+abstract sentences read alone, and its epoch (the identity included) is chosen on weakly
+labelled validation questions, whose label is the role of their gold evidence sentences.
 
 The checkpoint folder (``logrerank/checkpoints/question-intent``) holds ``model.safetensors``
 (the head only, fp32), ``config.json`` (format tag, head shape, role order, held-out accuracy

@@ -1,4 +1,8 @@
-"""Weakly labelled training texts for the question-intent classifier.
+"""Labelled texts for the question-intent classifier (training, epoch choice, evaluation).
+
+The bundled run (``configs/intent.json``) trains on the labelled sentences and uses the weakly
+labelled questions to choose the epoch and to report; ``train_on`` and ``select_on`` in
+:class:`~logrerank.training.intent.IntentTrainConfig` say which.
 
 The label of a question is the kind of sentence that answers it. No source labels questions
 that way, so the labels are taken from data that exists:
