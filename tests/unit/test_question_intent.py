@@ -185,3 +185,17 @@ def test_identity_head_returns_the_tagger_probabilities():
     p = torch.tensor([[0.2, 0.3, 0.5], [0.7, 0.1, 0.2]])
     assert torch.allclose(head(p.log()).softmax(-1), p)
     assert not _identity_(IntentHead(3, 8)) and not _identity_(IntentHead(4, 0))
+
+
+def test_shipped_run_config_loads_and_bad_values_are_refused():
+    from pathlib import Path
+
+    from logrerank.jsonconfig import ConfigError
+
+    path = Path(__file__).resolve().parents[2] / "configs" / "intent.json"
+    cfg = IntentTrainConfig.load(path).check()
+    assert set(cfg.train_on) == {"csabstruct", "nicta"} and cfg.select_on == "questions"
+    with pytest.raises(ConfigError, match="select_on"):
+        cfg.override(["select_on=test"])
+    with pytest.raises(ConfigError, match="train_on"):
+        cfg.override(['train_on=["qasa"]'])
