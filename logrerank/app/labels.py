@@ -63,6 +63,11 @@ def saturated(scores: Iterable[float | None]) -> bool:
 ROLE_SPLITS = {"csabstruct/test": "CSAbstruct", "nicta/test": "NICTA-PIBOSO"}
 """Role-tagger test splits quoted in the role tooltip, with their display names."""
 
+LOG_ROLE_HEAD_ACCURACY = {"CSAbstruct": 0.570, "NICTA-PIBOSO": 0.660}
+"""Test accuracy of the shown role (the bundled LoG model's role head, each abstract ranked alone
+with a neutral question), measured 2026-12-05 by ``python research/role_head_accuracy.py``; to
+be re-measured when the bundled LoG model changes."""
+
 
 @functools.lru_cache(maxsize=1)
 def role_tagger_test_accuracy() -> dict[str, float]:
@@ -82,11 +87,13 @@ def role_note() -> str:
     """Where the shown sentence roles come from and the role tagger's test accuracy per corpus."""
     acc = role_tagger_test_accuracy()
     figures = ", ".join(f"{name} {100 * a:.1f} %" for name, a in acc.items())
+    shown = ", ".join(f"{name} {100 * a:.1f} %" for name, a in LOG_ROLE_HEAD_ACCURACY.items())
     return (
-        "Role = argmax of the LoG local scorer's role head (eq. 3), trained to match the role "
-        "tagger (logrerank/checkpoints/role-tagger/MODEL_CARD.md)"
-        + (f"; the tagger's sentence accuracy on the test splits: {figures}" if figures else "")
-        + " (about one sentence in five wrong)."
+        f"Role = argmax of the LoG local scorer's role head (eq. 3); its sentence accuracy on "
+        f"the test splits: {shown}. It was trained to match the role tagger "
+        "(logrerank/checkpoints/role-tagger/MODEL_CARD.md)"
+        + (f", whose own test accuracy is {figures}" if figures else "")
+        + "."
     )
 
 
@@ -101,6 +108,7 @@ def intent_title(info: dict[str, Any] | None) -> str:
 
 
 __all__ = [
+    "LOG_ROLE_HEAD_ACCURACY",
     "ce_label",
     "intent_title",
     "log_label",
