@@ -127,7 +127,8 @@ def apply_budget(
         count_tokens: tokens of a text (default :func:`estimate_tokens`).
 
     Returns:
-        ``{"k", "units", "prompt"}`` as :func:`build_context`, plus ``"budget"``: the settings,
+        ``{"k", "units", "prompt"}`` as :func:`build_context` and its ``"order"`` (``"selected"``
+        or ``"score"``, as the pipeline set it), plus ``"budget"``: the settings,
         the tokens used and the units / neighbours left out.
     """
     count = count_tokens or estimate_tokens
@@ -178,6 +179,7 @@ def apply_budget(
         out_units[i] = unit
     return {
         "k": context.get("k", len(units_in)),
+        "order": context.get("order", "score"),  # the sentence order the units were taken in
         "units": out_units,
         "prompt": context_prompt(out_units),
         "budget": {

@@ -48,6 +48,7 @@ from .results import (
 from .routing import pool_route
 from .runtime.local_runtime import sync_local_runtime
 from .segment_cache import SegmentCache
+from .selection import selected_sentences, selection_active
 from .tokenize import tokenize
 from .types import InputError, Ranking
 
@@ -412,18 +413,19 @@ class LoGReranker(nn.Module):
         head = self.passage_head if passage_head is not False else None
         ranking = build_ranking(
             enc, torch.sigmoid(logits), torch.sigmoid(enc.local_logits), z_global, ranker,
-            passage_logits(head, enc, logits), scfg,
+            passage_logits(head, enc, logits), scfg if scfg.select_ranking else None,
         )  # fmt: skip
         ctx_cfg = context or cfg.context
         paper = data.relation_type < PAPER_RELATIONS  # the context reads adjacency + similarity
         ranking.context = build_context(
-            ranking.sentences,
+            selected_sentences(ranking.sentences, enc.h, scfg),  # the ranking's, when selected
             enc.passages,
             data.edge_index[:, paper],
             data.relation_type[paper],
             data.edge_sim[paper],
             ctx_cfg,
         )
+        ranking.context["order"] = "selected" if selection_active(scfg) else "score"
         ranking.edges = annotate_edges(graph_edges(data, attention), enc, gcfg)
         timings["context"] = time.perf_counter() - t0
         timings["total"] = sum(v for k, v in timings.items() if k != "total")

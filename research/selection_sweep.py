@@ -52,8 +52,14 @@ def sweep(args: argparse.Namespace) -> dict:
     from logrerank.rankers import Models
 
     model = Models(args.checkpoint).log
-    model.config.score = dataclasses.replace(
-        model.config.score, select_decay=1.0, select_redundancy=0.0
+    model.config.score = dataclasses.replace(  # the knobs it does not sweep: off, depth 30
+        model.config.score,
+        select_decay=1.0,
+        select_redundancy=0.0,
+        select_margin=0.0,
+        select_keep=0,
+        select_depth=30,
+        select_ranking=False,
     )
     cache: dict = {}
     for folder in args.encodings:

@@ -261,7 +261,8 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                         interactive=False,
                         column_widths=["52px", "50%", "76px", "76px", "70px", "84px"],
                         elem_id="table",
-                        label="Sentences ranked by LoG · score = what the ranking is sorted by · "
+                        label="Sentences ranked by LoG · order = score: what the ranking is "
+                        "sorted by · "
                         "Δ vs CE > 0: LoG ranks it higher than the cross-encoder",
                     )
                     with gr.Accordion(

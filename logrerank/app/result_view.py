@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..selection import order_note
 from ..types import json_safe
 from . import context_view, graph_view, heat_view, tables, viz
 from .state import Knobs, Ranked, Result, Session
@@ -139,7 +140,7 @@ def render(out: Ranked, session: Session, knobs: Knobs) -> Result:
         explain_choices=explain_choices(out),
         explain_value=ranking.sentences[0].node if ranking.sentences else None,
         session=session,
-        table_label=f"Sentences ranked by {log_name} · score = what the ranking is sorted by · "
+        table_label=f"Sentences ranked by {log_name} · {order_note(ranking)} · "
         f"Δ vs CE > 0: {log_name} ranks it higher than the {ce_name}",
         metrics_label=f"Agreement with {log_name} (n/a: every item fits in the top k, or too few)",
     )

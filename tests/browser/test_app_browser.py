@@ -140,8 +140,9 @@ def test_first_screen_hint_examples_and_tabs(page):
 
 # ---------------------------------------------------------------------------------- ranking
 def test_ranking_view_score_text_and_explain(page):
-    """Ranking first: rank, readable wrapping text, the sort score, Δ vs CE; results scrolled
-    into view; the same score in Explain, with the intent head explained."""
+    """Ranking first: rank, readable wrapping text, the sort score, Δ vs CE, a header naming the
+    order shown; results scrolled into view; the same score in Explain, with the intent head
+    explained."""
     n = expected_sentences(SMALL)
     run_example(page, SMALL, n)
     time.sleep(0.8)
@@ -161,6 +162,8 @@ def test_ranking_view_score_text_and_explain(page):
     assert cell["x"] + 40 < SIZES[page.size][0]  # the text column starts on screen
     scores = [float(page.inner_text(f"#table [data-testid=cell-{i}-2]")) for i in range(3)]
     assert scores == sorted(scores, reverse=True)
+    label = page.inner_text("#table")  # the header names the order shown (selection.order_note)
+    assert "order = score" in label and "structured context picks" in label, label
     shot(page, "ranking", readme=True)  # also the README's top picture (screenshot_app.png)
     open_tab(page, "Explain")
     page.wait_for_selector("#explain .lr-score", timeout=30_000)

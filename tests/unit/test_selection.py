@@ -11,7 +11,13 @@ import torch
 from logrerank.config import ConfigError, ContextConfig, LoGConfig, ScoreConfig
 from logrerank.context import build_context
 from logrerank.results import Encoded, build_ranking
-from logrerank.selection import apply_selection, order_note, select_order, selection_active
+from logrerank.selection import (
+    apply_selection,
+    order_note,
+    select_order,
+    selected_sentences,
+    selection_active,
+)
 from logrerank.types import Passage, Ranking, ScoredSentence
 
 # A metformin-like pool: one cohort whose four sentences all score high (the joint encoding lifts
@@ -26,7 +32,7 @@ POOL = [
     (3, "Metformin tablets are taken twice a day.", 0.40),
 ]
 PASSAGES = [Passage(text=f"passage {i}", title=f"P{i}") for i in range(4)]
-SELECT = ScoreConfig(select_decay=0.7, select_redundancy=0.0, select_depth=30)
+SELECT = ScoreConfig(select_decay=0.7, select_margin=0.0, select_keep=0, select_depth=30)
 
 
 def _sentences() -> list[ScoredSentence]:
@@ -65,7 +71,7 @@ def test_selection_brings_other_passages_into_top5():
 
 def test_knobs_off_keep_score_order():
     plain = _ranking()
-    off = ScoreConfig(select_decay=1.0, select_redundancy=0.0)
+    off = ScoreConfig(select_decay=1.0, select_margin=0.0, select_redundancy=0.0)
     r = apply_selection(_ranking(), None, off)
     assert r.sentence_order == "score"
     assert [s.node for s in r.sentences] == [s.node for s in plain.sentences]
@@ -73,6 +79,7 @@ def test_knobs_off_keep_score_order():
         not selection_active(off) and selection_active(SELECT) and selection_active(ScoreConfig())
     )
     assert not selection_active(dataclasses.replace(SELECT, select_depth=0))
+    assert not selection_active(ScoreConfig(select_keep=7, select_depth=7))  # nothing to pick
 
 
 def test_select_order_hand_computed():
@@ -85,6 +92,21 @@ def test_select_order_hand_computed():
     # free 1: a passage's second sentence keeps its score (0.8 > 0.5), the third decays (0.35)
     assert select_order(z, p, None, 0.5, 0.0, 10, free=1) == [0, 1, 3, 2]
     assert select_order(torch.tensor([]), torch.tensor([], dtype=torch.long), None, 0.5, 0, 5) == []
+
+
+def test_margin_demotes_only_close_sentences_and_keep_holds_the_head():
+    z = torch.tensor([0.9, 0.8, 0.7, 0.5, 0.45])
+    p = torch.tensor([0, 0, 0, 1, 2])
+    # margin 0.3, no decay: node 1 (0.8 - 0.3 = 0.5) ties node 3 (0.5), the earlier one wins;
+    # then node 2 (0.7 - 0.6 = 0.1) goes below both other passages
+    assert select_order(z, p, None, 1.0, 0.0, 10, margin=0.3) == [0, 1, 3, 4, 2]
+    # margin 0.05: no other passage is within 0.05 of nodes 1 and 2 (0.75, 0.6 > 0.5): score order
+    assert select_order(z, p, None, 1.0, 0.0, 10, margin=0.05) == [0, 1, 2, 3, 4]
+    # keep 2: the first two positions by score, then node 2 pays 0.3 (free 0: one further) < 0.5
+    assert select_order(z, p, None, 1.0, 0.0, 10, margin=0.3, keep=2) == [0, 1, 3, 4, 2]
+    # free 1 + keep 2: node 2 pays 0.3 once (0.4 < 0.5, 0.45); depth 3 leaves the rest by score
+    assert select_order(z, p, None, 1.0, 0.0, 3, free=1, margin=0.3, keep=2) == [0, 1, 3, 2, 4]
+    assert select_order(z, p, None, 1.0, 0.0, 2, margin=0.3, keep=2) == [0, 1, 2, 3, 4]
 
 
 def test_redundancy_pushes_down_a_near_duplicate():
@@ -127,7 +149,7 @@ def test_build_ranking_selects_and_context_takes_the_selection():
 
 @pytest.mark.parametrize(
     "field,value", [("select_decay", 0.0), ("select_decay", 1.5), ("select_redundancy", -0.1),
-                    ("select_depth", -1)],
+                    ("select_depth", -1), ("select_margin", -0.1), ("select_keep", -1)],
 )  # fmt: skip
 def test_config_rejects_out_of_range(field, value):
     cfg = LoGConfig()
@@ -142,6 +164,21 @@ def test_order_note_names_the_order():
 
 
 def test_default_settings_break_the_passage_block():
-    r = apply_selection(_ranking(), None, ScoreConfig())
+    cfg = ScoreConfig()
+    assert not cfg.select_ranking  # by default only the structured context takes the selection
+    r = apply_selection(_ranking(), None, cfg)
     top5 = [s.passage_idx for s in r.sentences[:5]]
-    assert top5 == [0, 0, 1, 2, 0]  # the null result 3rd, the correction 4th (5th and 6th before)
+    assert top5 == [0, 0, 0, 1, 2]  # the null result 4th, the correction 5th (5th and 6th before)
+    assert [s.node for s in selected_sentences(_ranking().sentences, None, cfg)] == [
+        s.node for s in r.sentences
+    ]
+    plain = _ranking()
+    kept = [s.node for s in plain.sentences]
+    selected_sentences(plain.sentences, None, cfg)
+    assert [s.node for s in plain.sentences] == kept and plain.sentence_order == "score"
+
+
+def test_order_note_names_a_selected_context():
+    r = _ranking()
+    r.context = {"units": [], "order": "selected"}
+    assert order_note(r).startswith("order = score") and "structured context" in order_note(r)
