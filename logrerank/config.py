@@ -182,6 +182,13 @@ class ScoreConfig(JsonConfig):
     # graph stage ranks. Chosen by `logrerank tune-score --lexical`; 0 = off
     lexical_weight: float = 0.0
     lexical_max_titled: float = 0.5  # the titled share below which the lexical prior applies
+    # Paper pools (logrerank/routing.py; not in the paper): pools whose titled passages have at
+    # least `paper_title_words` title words on average (paper titles; entity titles such as
+    # Wikipedia's have 1-6) take final = a * (with the graph stage) + (1 - a) * (local only) with
+    # a = `paper_global_weight`. Chosen on training pools by research/scientific_routes.py
+    # (docs/method.md, "Paper pools"); paper_title_words 0 or a = 1 = off (the graph alone)
+    paper_title_words: float = 0.0
+    paper_global_weight: float = 1.0
     # Sentence selection (logrerank/selection.py; not in the paper): the head of the sentence
     # order is picked greedily with gain z * select_decay ** e - select_margin * e -
     # select_redundancy * (largest cosine of its vector to a picked one), e = sentences of its
@@ -290,6 +297,8 @@ class LoGConfig(JsonConfig):
             raise ConfigError(f"score.lexical_weight must be >= 0, got {self.score.lexical_weight}")
         if not 0.0 <= self.score.head_weight <= 1.0:
             raise ConfigError(f"score.head_weight must be in [0, 1], got {self.score.head_weight}")
+        if not (0.0 <= self.score.paper_global_weight <= 1.0 and self.score.paper_title_words >= 0):
+            raise ConfigError("score.paper_global_weight must be in [0, 1], paper_title_words >= 0")
         sc = self.score
         if not (0.0 < sc.select_decay <= 1.0 and sc.select_redundancy >= 0.0):
             raise ConfigError("score.select_decay must be in (0, 1], select_redundancy >= 0")

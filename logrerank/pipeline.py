@@ -40,9 +40,9 @@ from .results import (
     Encoded,
     build_ranking,
     call_info,
-    final_logits,
     graph_edges,
     passage_logits,
+    routed_logits,
     unscored_sentences,
 )
 from .routing import pool_route
@@ -409,7 +409,7 @@ class LoGReranker(nn.Module):
 
         t0 = time.perf_counter()
         scfg = cfg.score
-        logits = final_logits(enc, l_global, scfg, path.lexical_weight)
+        logits = routed_logits(enc, l_global, scfg, path)
         head = self.passage_head if passage_head is not False else None
         ranking = build_ranking(
             enc, torch.sigmoid(logits), torch.sigmoid(enc.local_logits), z_global, ranker,

@@ -103,6 +103,21 @@ def final_scores(
     return torch.sigmoid(final_logits(enc, l_global, score, lexical_weight))
 
 
+def routed_logits(enc: Encoded, l_global: Tensor | None, score: ScoreConfig, route) -> Tensor:
+    """``[N]`` final sentence logits of a pool under its :class:`~logrerank.routing.PoolRoute`:
+
+        f = a * final(l_global) + (1 - a) * final(l_local),   a = route.global_weight
+
+    (:func:`final_logits` for each; ``f = final(l_global)`` when ``a = 1`` or the graph stage
+    did not run).
+    """
+    with_graph = final_logits(enc, l_global, score, route.lexical_weight)
+    a = route.global_weight
+    if l_global is None or a >= 1.0:
+        return with_graph
+    return a * with_graph + (1.0 - a) * final_logits(enc, None, score, route.lexical_weight)
+
+
 def final_logits(
     enc: Encoded, l_global: Tensor | None, score: ScoreConfig, lexical_weight: float = 0.0
 ) -> Tensor:

@@ -34,7 +34,7 @@ from ..jsonconfig import ConfigError, JsonConfig
 from ..lexical import pool_lexical
 from ..losses import softmax_pool_loss
 from ..passage_head import PassageHead, passage_features
-from ..results import final_logits
+from ..results import routed_logits
 from ..routing import pool_route
 from .common import make_optimizer, set_seed
 from .encode_cache import encode_cached
@@ -57,6 +57,9 @@ class PassageTrainConfig(JsonConfig):
     batch_pools: int = 8  # pools per optimizer step
     seed: int = 13  # head initialisation and pool order
     threads: int = 1  # torch threads
+    # ScoreConfig fields set on init's config before the head is trained (saved with it), e.g.
+    # the paper-pool route {"paper_title_words": 7, "paper_global_weight": 0.5}
+    score: dict[str, float] = field(default_factory=dict)
     out: str = "runs/log-passage"  # the checkpoint written (init + the chosen head)
 
     def check(self) -> PassageTrainConfig:
@@ -96,7 +99,7 @@ def sentence_logits(model, enc, use_global: bool) -> torch.Tensor:
         gm = model.global_single if stage == SINGLE else model.global_model
         with torch.no_grad():
             _, l_global, _ = global_scores(gm, enc, data, lex, model.device_)
-    return final_logits(enc, l_global, cfg.score, path.lexical_weight).float()
+    return routed_logits(enc, l_global, cfg.score, path).float()
 
 
 def pool_items(model, ex, enc) -> list[dict[str, Any]]:
@@ -157,6 +160,11 @@ def train_passage_head(cfg: PassageTrainConfig, command: str = "", log=sys.stdou
     t0 = time.perf_counter()
     model = LoGReranker.from_pretrained(cfg.init, device="cpu")
     model.eval()
+    for name, value in cfg.score.items():  # routing settings the head is trained under
+        if not hasattr(model.config.score, name):
+            raise ConfigError(f"score.{name} is not a ScoreConfig field")
+        setattr(model.config.score, name, value)
+    model.config.check()
     train = [
         it for items in load_pools(model, cfg.train, cfg.cache_dir, log).values() for it in items
     ]

@@ -140,7 +140,7 @@ def test_single_stage_config_is_checked():
 
 
 def test_app_says_which_stage_ranked(routed):
-    from logrerank.app.handlers import _stage_note
+    from logrerank.app.result_view import stage_note as _stage_note
 
     single = routed.rerank(QUERY, UNTITLED).info
     note = _stage_note(single, routed.config.single.min_titled)
@@ -216,3 +216,51 @@ def test_pool_route_is_every_decision_of_a_pool(routed):
     assert info["route"]["stage"] == SINGLE == info["global_stage"]
     assert info["route"]["titled_fraction"] == 0.0
     assert "single-passage stage" in info["route"]["describe"]
+
+
+PAPERS = [
+    {"title": "Effects of aspirin on the risk of colorectal cancer in a randomised trial",
+     "text": "Aspirin lowered the risk of colorectal cancer. The trial ran for ten years."},
+    {"title": "Long-term follow-up of low-dose aspirin use and cancer incidence in adults",
+     "text": "Low-dose aspirin was not linked to cancer incidence. Adherence was high."},
+]  # fmt: skip
+
+
+def test_paper_pools_blend_the_graph_stage_with_local_only(routed):
+    """Long (paper) titles route a pool to a * graph + (1 - a) * local final logits; entity titles
+    keep the graph alone."""
+    from logrerank.routing import global_weight_for, mean_title_words, pool_route
+
+    papers = [Passage(p["text"], p["title"]) for p in PAPERS]
+    entities = [Passage(p["text"], p["title"]) for p in TITLED]
+    assert mean_title_words(papers) == pytest.approx((12 + 12) / 2)
+    assert mean_title_words(entities) == pytest.approx((2 + 2 + 2) / 3)
+    assert mean_title_words([Passage("x")]) == 0.0
+    score = ScoreConfig(paper_title_words=7.0, paper_global_weight=0.25)
+    assert global_weight_for(score, 12.0) == 0.25 and global_weight_for(score, 2.0) == 1.0
+    assert global_weight_for(ScoreConfig(), 12.0) == 1.0  # off by default
+    cfg = LoGConfig(score=score)
+    assert pool_route(cfg, papers).global_weight == 0.25
+    assert pool_route(cfg, entities).global_weight == 1.0
+    assert "graph stage weighted 0.25" in pool_route(cfg, papers).describe()
+
+    query = "Does aspirin lower cancer risk?"
+
+    def logits(r):
+        ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
+        return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64))
+
+    graph = logits(routed.rerank(query, PAPERS))
+    local = logits(routed.rerank(query, PAPERS, use_global=False))
+    old = dataclasses.replace(routed.config.score)
+    routed.config.score.paper_title_words, routed.config.score.paper_global_weight = 7.0, 0.25
+    try:
+        mixed = routed.rerank(query, PAPERS)
+        entity = logits(routed.rerank(QUERY, TITLED))
+    finally:
+        routed.config.score = old
+    assert logits(mixed).tolist() == pytest.approx((0.25 * graph + 0.75 * local).tolist(), abs=1e-4)
+    assert entity.tolist() == pytest.approx(logits(routed.rerank(QUERY, TITLED)).tolist(), abs=1e-9)
+    assert mixed.info["route"]["global_weight"] == 0.25
+    with pytest.raises(ConfigError, match="paper_global_weight"):
+        dataclasses.replace(routed.config, score=ScoreConfig(paper_global_weight=1.5)).check()
