@@ -84,6 +84,12 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
         raise InputError(f"{args.checkpoint} is not a checkpoint folder (no config.json)")
     if args.citint_train < 1:
         raise InputError("--citint-train must be >= 1")
+    if args.paper_route:
+        from ..training.route_tuning import tune_paper_route
+
+        result = tune_paper_route(args.checkpoint, write=not args.dry_run, command=_command())
+        print(json.dumps(result, indent=1, default=str))
+        return 0
     tune = tune_lexical if args.lexical else tune_score
     result = tune(
         args.checkpoint, args.citint_train, args.cache, write=not args.dry_run, command=_command()
@@ -156,5 +162,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="choose only score.lexical_weight (the lexical prior of untitled pools) on the "
         "Citation-Integrity selection claims; the other score settings are kept",
+    )
+    s.add_argument(
+        "--paper-route",
+        action="store_true",
+        help="choose only score.paper_global_weight (graph vs local-only weight in pools titled "
+        "by paper titles) on scientific training pools cached under runs/enc "
+        "(logrerank/training/route_tuning.py); the other score settings are kept",
     )
     s.set_defaults(func=cmd_tune_score)
