@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .io import normalize_passages
+from .inputs.passages import normalize_passages
 from .types import InputError, Ranking
 
 RANKERS: dict[str, str] = {

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..io import normalize_passages
+from ..inputs.passages import normalize_passages
 from ..models.bi_encoder import BiEncoder
-from ..segment import passage_spans
+from ..text.segment import passage_spans
 from ..types import InputError, Ranking, ScoredSentence
 from .base import passage_text
 

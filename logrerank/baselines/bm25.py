@@ -9,52 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..io import normalize_passages
-from ..segment import passage_spans
+from ..inputs.passages import normalize_passages
+from ..text.bm25 import bm25_scores, minmax
+from ..text.segment import passage_spans
 from ..types import InputError, Ranking, ScoredSentence
-from .base import minmax, passage_text
-
-#: BM25 settings of the candidate pools (:mod:`logrerank.data.pools`, part of their cache key)
-#: and the default of every BM25 score here.
-BM25_PARAMS: dict[str, Any] = {
-    "k1": 1.5,
-    "b": 0.75,
-    "method": "lucene",
-    "stopwords": "en",
-    "lower": True,
-    "stemmer": None,
-}
-
-
-def bm25_scores(query: str, texts: list[str], params: dict[str, Any] | None = None) -> list[float]:
-    """BM25 score of each text for ``query``, with IDF from ``texts`` themselves.
-
-    Uses bm25s (method, k1, b, English stopwords as in the candidate pools). A query with no
-    indexable token, or an empty text list, gives zeros.
-    """
-    import bm25s
-
-    p = dict(BM25_PARAMS if params is None else params)
-    if not texts:
-        return []
-
-    def tok(xs: list[str]) -> list[list[str]]:
-        return bm25s.tokenize(
-            xs,
-            lower=p["lower"],
-            stopwords=p["stopwords"],
-            stemmer=p["stemmer"],
-            return_ids=False,
-            show_progress=False,
-        )
-
-    q = tok([query])[0]
-    docs = tok(texts)
-    if not q or not any(docs):
-        return [0.0] * len(texts)
-    index = bm25s.BM25(k1=p["k1"], b=p["b"], method=p["method"])
-    index.index(docs, show_progress=False)
-    return [float(x) for x in index.get_scores(q)]
+from .base import passage_text
 
 
 def lexical_signal(query: str, passages: list[Any]) -> list[float]:

@@ -18,7 +18,7 @@ import os
 import time
 from typing import Any
 
-from ..io import normalize_passages
+from ..inputs.passages import normalize_passages
 from ..models.cross_encoder import (
     DEFAULT_MAX_CHARS,
     CrossEncoder,
@@ -26,9 +26,9 @@ from ..models.cross_encoder import (
     sigmoid,
 )
 from ..models.pair_windows import full_pair_texts
-from ..segment import passage_spans
+from ..text.bm25 import minmax
+from ..text.segment import passage_spans
 from ..types import InputError, Passage, Ranking, ScoredSentence
-from .base import minmax
 
 
 def probability(model: Any, logit: float) -> float:
@@ -52,14 +52,14 @@ def add_lexical(
     """``(logits + w * lex, lex)``: the model's lexical prior over the texts of one query.
 
     ``lex = minmax(BM25(query, texts))`` with IDF over ``texts`` themselves
-    (:func:`~logrerank.baselines.bm25.bm25_scores`, the pools' settings) and ``w`` the model's
+    (:func:`~logrerank.text.bm25.bm25_scores`, the pools' settings) and ``w`` the model's
     ``lexical_weight`` (:mod:`logrerank.models.ce_prior`); a model without one (weight 0)
     gets its logits back unchanged and ``lex`` all zeros.
     """
     w = float(getattr(model, "lexical_weight", 0.0) or 0.0)
     if w <= 0 or not texts:
         return list(logits), [0.0] * len(texts)
-    from .bm25 import bm25_scores
+    from ..text.bm25 import bm25_scores
 
     lex = minmax(bm25_scores(query, texts))
     return [x + w * v for x, v in zip(logits, lex)], lex
@@ -137,7 +137,7 @@ class CrossEncoderRanker:
     Passage level scores ``(query, title + ". " + text[:max_chars])``; full level scores every
     window of the whole passage (``title + ". " + window``, windows of the model's
     ``max_length`` overlapping by 32 tokens) and keeps the best one; sentence level scores
-    ``(query, sentence)`` for every sentence of :func:`~logrerank.segment.passage_spans` and
+    ``(query, sentence)`` for every sentence of :func:`~logrerank.text.segment.passage_spans` and
     derives the passage order from each passage's best sentence. Scores are :func:`probability` of the logit
     in [0, 1]; the raw logit is kept in ``extra["cross_encoder_logit"]``.
 

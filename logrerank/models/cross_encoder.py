@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from ..backbone import (
+from ..local.backbone import (
     PACKAGED,
     autocast,
     autocast_dtype,
@@ -36,10 +36,10 @@ from ..backbone import (
     packaged_path,
     pick_device,
 )
-from ..memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
+from ..local.memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
+from ..local.tokenize import pad_encoded, pad_length
 from ..resources import checkpoint_dir
 from ..runtime.ce_runtime import classifier_runtime
-from ..tokenize import pad_encoded, pad_length
 from ..types import Passage
 from .bi_encoder import PAD_MULTIPLE
 from .ce_prior import BiEncoderPrior, calibration_from_meta, lexical_from_meta, prior_from_meta
@@ -130,7 +130,7 @@ class CrossEncoder:
         runtime_backend: the ONNX Runtime session (:mod:`logrerank.runtime.ce_runtime`) or
             None (torch); ``runtime_warning`` says why a requested runtime fell back to torch.
         trim_budget_mb: growth of the resident memory within one :meth:`predict` above which
-            the heap is trimmed after a batch (:class:`~logrerank.memory.HeapBudget`).
+            the heap is trimmed after a batch (:class:`~logrerank.local.memory.HeapBudget`).
         pad_multiple: each batch is padded to a multiple of this many tokens (at most
             ``max_length``); see ``__init__``.
         prior: the bi-encoder prior added to every logit
@@ -314,7 +314,7 @@ class CrossEncoder:
             for i, v in zip(idx, vals):
                 out[i] = float(v)
             del logits, batch
-            budget.check()  # bounded growth on large inputs (logrerank/memory.py)
+            budget.check()  # bounded growth on large inputs (logrerank/local/memory.py)
         trim_heap()  # keep a long-running process's RSS flat
         return out
 

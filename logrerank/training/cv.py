@@ -1,5 +1,5 @@
 """Folds, per-query rows and tables of the cross-validated stage-2 run
-(:mod:`logrerank.training.graph_cv`).
+(:mod:`logrerank.training.log.graph_cv`).
 
 Folds are over the multi-hop questions, assigned by a hash of ``source:qid`` (independent of
 file order). The rows and ``results.json`` files have the layout ``logrerank eval --out``

@@ -198,7 +198,7 @@ def sentence_texts(source: str, root: Path, per_mille: int | None) -> list[Inten
     role (:data:`SENTENCE_PARTS`; ``per_mille`` subsamples the train split only); sentences
     without a role are left out."""
     from ..data.role_corpora import read_csabstruct, read_nicta
-    from .roles_data import role_split_path
+    from .roles.tagger_data import role_split_path
 
     read = read_csabstruct if source == "csabstruct" else read_nicta
     out: list[IntentText] = []

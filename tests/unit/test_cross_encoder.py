@@ -28,7 +28,7 @@ from logrerank.models.cross_encoder import (
     pair_text,
     sigmoid,
 )
-from logrerank.segment import split_sentences
+from logrerank.text.segment import split_sentences
 from logrerank.types import InputError, Passage, Ranking
 
 SEED = 4321
@@ -594,7 +594,7 @@ def test_eval_memo_scores_each_pair_once_and_changes_nothing(tiny_ce_dir) -> Non
 
 
 def test_predict_trims_the_heap_at_the_end_and_when_over_budget(tiny_ce_dir, monkeypatch) -> None:
-    from logrerank import memory
+    from logrerank.local import memory
 
     calls = []
     monkeypatch.setattr(ce_mod, "trim_heap", lambda: calls.append("end") or True)
@@ -612,7 +612,7 @@ def test_predict_trims_the_heap_at_the_end_and_when_over_budget(tiny_ce_dir, mon
 
 def test_blend_is_the_stage_arithmetic_and_training_uses_it():
     from logrerank.baselines.cross_encoder_stage import blend
-    from logrerank.training import cross_encoder_eval
+    from logrerank.training.cross_encoder import ce_eval as cross_encoder_eval
 
     ce, final, order = blend([1.0, 3.0, 2.0], [0.9, 0.5, 0.1], 0.5)
     assert ce == pytest.approx([0.0, 1.0, 0.5])

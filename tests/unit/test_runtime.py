@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from logrerank.config import LocalConfig
-from logrerank.local import LocalScorer
-from logrerank.tokenize import collate, tokenize
+from logrerank.local.scorer import LocalScorer
+from logrerank.local.tokenize import collate, tokenize
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
