@@ -1,12 +1,15 @@
-"""Boring training-loop helpers shared by every ``logrerank train`` task.
+"""The training loop's mechanics, shared by every ``logrerank train`` task.
 
-AdamW with linear warmup/decay, fixed seeds, progress with ETA, and resumable state saved as
-safetensors + JSON (never pickle): trainable parameters, optimizer moments and the step.
+AdamW with linear warmup/decay, fixed seeds, progress with ETA, a time limit, and resumable
+state saved as safetensors + JSON (never pickle): trainable parameters, optimizer moments and
+the step. :class:`TrainLoop` bundles the last three for one run; each trainer keeps its own
+step body (what it computes) and calls the loop for resume, state, time limit and progress.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import sys
 import time
@@ -125,3 +128,81 @@ def load_state(path: Path, model: nn.Module, opt: torch.optim.Optimizer, sched: 
     for group, lr in zip(opt.param_groups, sched.get_last_lr()):
         group["lr"] = lr  # the scheduler's state alone does not restore the current rate
     return int(info["step"])
+
+
+class TimeLimit:
+    """A wall-clock limit: ``minutes`` after ``start`` (0 = none), or an absolute ``deadline``."""
+
+    def __init__(
+        self, minutes: float = 0.0, start: float | None = None, deadline: float | None = None
+    ):
+        self.start = time.perf_counter() if start is None else start
+        if deadline is not None:
+            self.deadline = deadline
+        else:
+            self.deadline = self.start + minutes * 60.0 if minutes else math.inf
+
+    def reached(self) -> bool:
+        """True once the limit has passed."""
+        return time.perf_counter() > self.deadline
+
+
+class TrainLoop:
+    """Resume, state, time limit and progress of one training run.
+
+    Args:
+        total: optimizer steps of the whole run.
+        model, opt, sched: what :func:`save_state` / :func:`load_state` cover.
+        state_dir: folder of the resumable state (``None``: no state is read or written).
+        limit: the run's :class:`TimeLimit` (default: none).
+        every: progress print interval in steps.
+        out: where progress goes.
+    """
+
+    def __init__(
+        self,
+        total: int,
+        model: nn.Module | None = None,
+        opt: torch.optim.Optimizer | None = None,
+        sched: Any = None,
+        state_dir: Path | None = None,
+        limit: TimeLimit | None = None,
+        every: int = 20,
+        out=sys.stdout,
+    ):
+        self.total, self.model, self.opt, self.sched = total, model, opt, sched
+        self.state_dir = None if state_dir is None else Path(state_dir)
+        self.limit = limit or TimeLimit()
+        self.every, self.out = every, out
+        self.step = 0
+        self.progress = Progress(total, every=every, out=out)
+
+    def state_info(self) -> dict[str, Any]:
+        """The JSON part of the saved state (``{}`` when there is none)."""
+        if self.state_dir is None or not (self.state_dir / "state.json").is_file():
+            return {}
+        return json.loads((self.state_dir / "state.json").read_text(encoding="utf-8"))
+
+    def resume(self) -> int:
+        """Restore the saved state (if any); returns the step to continue from (0 when fresh)."""
+        if self.state_dir is not None:
+            self.step = load_state(self.state_dir, self.model, self.opt, self.sched)
+        return self.step
+
+    def start(self) -> None:
+        """Start the progress clock at the current step (call right before the first step)."""
+        self.progress = Progress(self.total, every=self.every, start=self.step, out=self.out)
+
+    def update(self, step: int, loss: float, **extra: float) -> None:
+        """Record step ``step`` (1-based) and its loss; prints progress every ``every`` steps."""
+        self.step = step
+        self.progress.update(step, loss, **extra)
+
+    def save(self, step: int, meta: dict[str, Any] | None = None) -> None:
+        """Write the resumable state at ``step`` (no-op without ``state_dir``)."""
+        if self.state_dir is not None:
+            save_state(self.state_dir, self.model, self.opt, self.sched, step, meta or {})
+
+    def out_of_time(self) -> bool:
+        """True once the run's time limit has passed."""
+        return self.limit.reached()

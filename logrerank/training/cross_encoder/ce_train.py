@@ -48,7 +48,7 @@ from ...local.backbone import (
 from ...models.ce_prior import PRIOR_KEY, PriorConfig
 from ...models.delta_checkpoint import load_base_classifier, save_delta_checkpoint
 from ...models.pair_scoring import encode_pairs
-from ..loop import Progress, load_state, make_optimizer, save_state, set_seed
+from ..loop import TimeLimit, TrainLoop, make_optimizer, set_seed
 from ..queries import load_train_queries
 from .ce_config import CrossEncoderTrainConfig
 from .ce_data import (
@@ -170,23 +170,18 @@ def train(
     curve_sample = held_out_sample(dev_ex, cfg) if cfg.eval_every and dev_ex else []
     curve: list[dict[str, Any]] = []
 
-    state_dir = Path(cfg.state_dir)
+    limit = TimeLimit(cfg.max_minutes, start=wall0)
+    loop = TrainLoop(total, model, opt, sched, Path(cfg.state_dir), limit, cfg.log_every, log)
     fp = cfg.fingerprint()
-    meta_file = state_dir / "state.json"
     pairs_seen, groups_seen, train_seconds = 0, 0, 0.0
-    if meta_file.is_file():
-        old = json.loads(meta_file.read_text(encoding="utf-8"))
-        if old.get("fingerprint") != fp:
-            raise RuntimeError(
-                f"{state_dir} holds the state of a different run (config changed); "
-                "remove it or pass --fresh"
-            )
-    step = load_state(state_dir, model, opt, sched)
+    old = loop.state_info()
+    if old and old.get("fingerprint") != fp:
+        raise RuntimeError(
+            f"{loop.state_dir} holds the state of a different run (config changed); "
+            "remove it or pass --fresh"
+        )
+    step = loop.resume()  # also restores the optimizer's current lr
     if step:
-        # LambdaLR.load_state_dict does not reset the optimizer's current lr; do it here.
-        for group, lr in zip(opt.param_groups, sched.get_last_lr()):
-            group["lr"] = lr
-        old = json.loads(meta_file.read_text(encoding="utf-8"))
         pairs_seen = int(old.get("pairs_seen", 0))
         groups_seen = int(old.get("groups_seen", 0))
         train_seconds = float(old.get("train_seconds", 0.0))
@@ -203,13 +198,13 @@ def train(
             "curve": curve,
         }
 
-    progress = Progress(total, every=cfg.log_every, start=step, out=log)
+    loop.start()
     train_mode(model)
     t_start = time.perf_counter()
     stopped_early = False
     last = min(total, max_steps) if max_steps is not None else total
     while step < last:
-        if cfg.max_minutes and (time.perf_counter() - wall0) / 60 >= cfg.max_minutes:
+        if loop.out_of_time():
             stopped_early = True
             print(f"max_minutes {cfg.max_minutes} reached at step {step}", file=log, flush=True)
             break
@@ -255,7 +250,7 @@ def train(
         sched.step()
         opt.zero_grad(set_to_none=True)
         step += 1
-        progress.update(step, loss_sum / max(1, len(chunk)), pairs=pairs_seen)
+        loop.update(step, loss_sum / max(1, len(chunk)), pairs=pairs_seen)
         if curve_sample and (step % cfg.eval_every == 0 or step == total):
             res = evaluate_held_out(
                 model, tokenizer, curve_sample, cfg, log=io.StringIO(), prior=prior
@@ -265,9 +260,9 @@ def train(
             print(f"held-out curve: {json.dumps(point)}", file=log, flush=True)
             train_mode(model)
         if step % cfg.save_every == 0 or step == last:
-            save_state(state_dir, model, opt, sched, step, meta())
+            loop.save(step, meta())
     if stopped_early:
-        save_state(state_dir, model, opt, sched, step, meta())
+        loop.save(step, meta())
     train_secs = train_seconds + (time.perf_counter() - t_start)
     print(
         f"training done: step {step}/{total}, {pairs_seen} training pairs seen "

@@ -31,7 +31,7 @@ from ...ranking.losses import (
     text_best_grade,
 )
 from ...ranking.scoring import duplicate_groups
-from ..loop import Progress, make_optimizer, set_seed
+from ..loop import TimeLimit, TrainLoop, make_optimizer, set_seed
 from ..queries import load_train_queries
 from .heldout import score_rankings
 from .log_config import TrainConfig
@@ -184,7 +184,7 @@ def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sy
     steps_per_epoch = max(1, len(train) // cfg.grad_accum)
     total = steps_per_epoch * cfg.epochs
     opt, sched = make_optimizer(params, cfg.lr, cfg.weight_decay, total, cfg.warmup)
-    prog = Progress(total, every=20, out=log)
+    loop = TrainLoop(total, limit=TimeLimit(cfg.max_minutes, start=t_start), every=20, out=log)
     rng = random.Random(cfg.seed)
     order = [i for _ in range(cfg.epochs) for i in rng.sample(range(len(train)), len(train))]
     model.global_model.train()
@@ -205,8 +205,8 @@ def fit_global(model, cfg: TrainConfig, train: list[Example], encs: list, log=sy
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         sched.step()
-        prog.update(s + 1, acc)
-        if cfg.max_minutes and (time.perf_counter() - t_start) / 60 > cfg.max_minutes:
+        loop.update(s + 1, acc)
+        if loop.out_of_time():
             print(f"time cap reached at step {s + 1}/{total}", file=log, flush=True)
             break
     model.global_model.eval()

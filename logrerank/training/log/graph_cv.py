@@ -48,7 +48,7 @@ from ..cv import (
     score_encoded,
     write_results,
 )
-from ..loop import Progress, make_optimizer
+from ..loop import TrainLoop, make_optimizer
 from .encode_cache import cached_prefix, encode_cached
 from .global_stage import aligned_targets, node_grades
 from .graph_cv_config import MULTI_HOP_SOURCES, GraphCVConfig
@@ -174,7 +174,7 @@ def fit(model, cfg: GraphCVConfig, pools: list[tuple[Example, Any]], seed: int, 
     opt, sched = make_optimizer(params, cfg.lr, cfg.weight_decay, total, cfg.warmup)
     rng = random.Random(seed)
     order = [i for _ in range(cfg.epochs) for i in rng.sample(range(len(pools)), len(pools))]
-    prog = Progress(total, every=max(1, total // 5), out=log)
+    loop = TrainLoop(total, every=max(1, total // 5), out=log)
     cache: dict = {}
     model.global_model.train()
     for s in range(total):
@@ -192,7 +192,7 @@ def fit(model, cfg: GraphCVConfig, pools: list[tuple[Example, Any]], seed: int, 
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         sched.step()
-        prog.update(s + 1, acc)
+        loop.update(s + 1, acc)
     model.global_model.eval()
     for p in params:
         p.requires_grad = False

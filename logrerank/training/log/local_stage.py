@@ -37,7 +37,7 @@ from ...data.schema import Example
 from ...local.backbone import autocast, freeze_encoder_layers
 from ...local.segment_cache import SegmentCache
 from ...ranking.losses import listwise_loss, role_kl_loss
-from ..loop import Progress, load_state, make_optimizer, save_state, set_seed
+from ..loop import TimeLimit, TrainLoop, make_optimizer, set_seed
 from ..queries import load_train_queries
 from .heldout import evaluate_examples
 from .log_config import TrainConfig
@@ -168,8 +168,9 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
     total = steps_per_epoch * cfg.epochs
     groups = [{"params": head, "lr": cfg.lr_heads}, {"params": enc, "lr": cfg.lr}]
     opt, sched = make_optimizer(groups, cfg.lr, cfg.weight_decay, total, cfg.warmup)
-    state_dir = Path(cfg.state_dir) / "local"
-    step = load_state(state_dir, model, opt, sched)
+    limit = TimeLimit(cfg.max_minutes, start=t_start)
+    loop = TrainLoop(total, model, opt, sched, Path(cfg.state_dir) / "local", limit, 10, log)
+    step = loop.resume()
     if step:
         print(f"resumed at step {step}", file=log, flush=True)
     roles = RoleTargets(cfg.role_tagger if cfg.lam > 0 else None)
@@ -187,7 +188,7 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         before = evaluate_examples(model, dev, use_global=False)
         print(f"held-out before training (the bi-encoder prior): {json.dumps(before)}", file=log)
     curve = [{"step": 0} | before] if before else []
-    prog = Progress(total, every=10, start=step, out=log)
+    loop.start()
     rng = random.Random(cfg.seed)
     order_all = [list(range(len(train))) for _ in range(cfg.epochs)]
     for o in order_all:
@@ -215,17 +216,17 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         torch.nn.utils.clip_grad_norm_(head + enc, 1.0)
         opt.step()
         sched.step()
-        prog.update(s + 1, acc)
+        loop.update(s + 1, acc)
         if (s + 1) % 50 == 0:
-            save_state(state_dir, model, opt, sched, s + 1, {"stage": "local"})
+            loop.save(s + 1, {"stage": "local"})
         if cfg.heldout_every and dev and (s + 1) % cfg.heldout_every == 0 and s + 1 < total:
             curve.append({"step": s + 1} | evaluate_examples(model, dev, use_global=False))
             print(f"held-out at step {s + 1}: {json.dumps(curve[-1])}", file=log, flush=True)
             model.train()
-        if cfg.max_minutes and (time.perf_counter() - t_start) / 60 > cfg.max_minutes:
+        if loop.out_of_time():
             print(f"time cap reached at step {s + 1}/{total}", file=log, flush=True)
             stopped = True
-            save_state(state_dir, model, opt, sched, s + 1, {"stage": "local"})
+            loop.save(s + 1, {"stage": "local"})
             break
     model.eval()
     heldout = evaluate_examples(model, dev, use_global=False) if dev else {}

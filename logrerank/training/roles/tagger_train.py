@@ -39,7 +39,7 @@ from ...local.tokenize import Window, collate
 from ...models.role_checkpoint import default_checkpoint_dir
 from ...models.role_tagger import RoleTagger
 from ...models.role_tagger_config import RoleTaggerConfig
-from ..loop import Progress, load_state, make_optimizer, save_state, set_seed
+from ..loop import TimeLimit, TrainLoop, make_optimizer, set_seed
 from .tagger_data import IGNORE, RoleDocs, label_ids, load_role_split
 from .tagger_eval import evaluate_roles, role_metrics
 
@@ -132,12 +132,12 @@ def _train_variant(
     weight = _class_weights(train.labels).to(device) if variant == "balanced" else None
     if weight is not None:
         print(f"[{variant}] class weights {dict(zip(ROLE_NAMES, weight.tolist()))}", flush=True)
-    state_dir = vdir / "state"
-    step = load_state(state_dir, tagger, opt, sched)
+    loop = TrainLoop(total, tagger, opt, sched, vdir / "state", TimeLimit(deadline=deadline))
+    step = loop.resume()
     history: list[dict[str, Any]] = []
     best = {"score": -1.0, "epoch": None}
     if step:
-        info = json.loads((state_dir / "state.json").read_text(encoding="utf-8"))
+        info = loop.state_info()
         history, best = info["history"], info["best"]
         if history and history[-1].get("partial"):
             history.pop()  # a time-capped partial epoch: continue it
@@ -145,7 +145,7 @@ def _train_variant(
         random.seed(cfg.seed + step)
         torch.manual_seed(cfg.seed + step)
     meta = lambda: {"variant": variant, "history": history, "best": best}  # noqa: E731
-    progress = Progress(total, every=20, start=step)
+    loop.start()
     stopped = False
     for epoch in range(len(history), cfg.epochs):
         plan = _epoch_plan(len(train.windows), lengths, cfg.batch_windows, cfg.seed, epoch)
@@ -169,10 +169,10 @@ def _train_variant(
                 loss_value = 0.0
             sched.step()
             step += 1
-            progress.update(step, loss_value, lr=sched.get_last_lr()[0], epoch=epoch + 1)
+            loop.update(step, loss_value, lr=sched.get_last_lr()[0], epoch=epoch + 1)
             if step % cfg.save_every == 0:
-                save_state(state_dir, tagger, opt, sched, step, meta())
-            if time.perf_counter() > deadline and step < (epoch + 1) * spe:
+                loop.save(step, meta())
+            if loop.out_of_time() and step < (epoch + 1) * spe:
                 print(f"[{variant}] time cap reached at step {step}/{total}", flush=True)
                 stopped = True
                 break
@@ -191,8 +191,8 @@ def _train_variant(
             tagger.save_pretrained(
                 vdir / "best", extra={"variant": variant, "epoch": epoch + 1, "dev": res}
             )
-        save_state(state_dir, tagger, opt, sched, step, meta())
-        if stopped or time.perf_counter() > deadline:
+        loop.save(step, meta())
+        if stopped or loop.out_of_time():
             stopped = stopped or epoch + 1 < cfg.epochs
             break
     info = {
