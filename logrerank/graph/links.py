@@ -60,7 +60,7 @@ from ..config import GraphConfig
 from ..text.background_df import background_df
 from ..text.match import content_stopwords, normalize_tokens, padded, title_tokens
 
-# Relation ids (kept equal to logrerank.graph.sentence_graph.Relation; graph.py asserts it).
+# Relation ids (kept equal to logrerank.graph.sentence_graph.Relation; sentence_graph.py asserts it).
 MENTIONS = 8
 MENTIONED_BY = 9
 SHARED_TERM = 10

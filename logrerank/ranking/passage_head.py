@@ -31,7 +31,7 @@ FEATURES = (
     "mean_local",
     "max_prior",  # and for the bi-encoder prior part of the local logits (0 without one)
     "mean_prior",
-    "passage_bm25",  # BM25 of title + text over the pool's passages, min-max (lexical.py)
+    "passage_bm25",  # BM25 of title + text over the pool's passages, min-max (text/lexical.py)
     "query_title",  # share of the title's content words in the query
     "log_sentences",  # log(1 + number of sentences)
     "top_share",  # share of the pool's top-10 sentences that lie in this passage
