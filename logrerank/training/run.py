@@ -5,26 +5,27 @@ type-checked and checked by the config's own :meth:`~logrerank.jsonconfig.JsonCo
 before anything loads), checks that the data files and input checkpoints it needs exist, and
 then either returns the plan (``dry_run``) or trains and returns the run summary.
 
-=================  ===========================================  ================================
-task               config class                                 trains
-=================  ===========================================  ================================
-``local``          :class:`~logrerank.training.log.log_config.          stage 1 (:mod:`~logrerank.
-                   TrainConfig` (``stage = "local"``)           training.local_stage`)
-``global``         the same (``stage = "global"``)              stage 2 (:mod:`~logrerank.
-                                                                training.global_stage`)
-``passage``        :class:`~logrerank.training.log.passage_stage.  the learned passage score
-                   PassageTrainConfig`                          (frozen LoG; :mod:`~logrerank.
-                                                                training.passage_stage`)
-``crossencoder``   :class:`~logrerank.training.                 the cross-encoder baseline
-                   cross_encoder_config.CrossEncoderTrainConfig`
-``roles``          :class:`~logrerank.models.role_tagger_       the role tagger (:mod:`~logrerank.
-                   config.RoleTaggerConfig`                     training.roles`)
-``intent``         :class:`~logrerank.training.intent.          the question-intent classifier
-                   IntentTrainConfig`                           (:mod:`~logrerank.training.intent`)
-=================  ===========================================  ================================
+==================  ============================================  ==============================
+task                config class                                  trains
+==================  ============================================  ==============================
+``local``           ``training.log.log_config.TrainConfig``       stage 1
+                    (``stage = "local"``)                         (``training.log.local_stage``)
+``global``          the same (``stage = "global"``)               stage 2
+                                                                  (``training.log.global_stage``)
+``passage``         ``training.log.passage_stage.                 the learned passage score
+                    PassageTrainConfig``                          (``training.log.passage_stage``)
+``crossencoder``    ``training.cross_encoder.ce_config.           the cross-encoder baseline
+                    CrossEncoderTrainConfig``                     (``training.cross_encoder``)
+``roles``           ``models.role_tagger_config.                  the role tagger
+                    RoleTaggerConfig``                            (``training.roles``)
+``intent``          ``training.intent.intent_train.               the question-intent classifier
+                    IntentTrainConfig``                           (``training.intent``)
+==================  ============================================  ==============================
+
+(module paths under ``logrerank.``)
 
 A ``global`` config whose ``stage`` field is ``"global-multihop"`` is a :class:`~logrerank.
-training.graph_cv_config.GraphCVConfig`: stage 2 cross-validated on multi-passage pools
+training.log.graph_cv_config.GraphCVConfig`: stage 2 cross-validated on multi-passage pools
 (:mod:`~logrerank.training.log.graph_cv`; ``steps`` picks ``cv``, ``final`` and ``eval``, all three
 by default).
 """
