@@ -214,7 +214,7 @@ def worker(spec_path: str) -> dict[str, Any]:
 
         precision = str(model.autocast_dtype or torch.float32)
     else:
-        from logrerank.baselines.cross_encoder import CrossEncoderRanker
+        from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
 
         ce_ranker = CrossEncoderRanker(models["ce"], level="passage")
 

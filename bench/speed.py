@@ -146,8 +146,8 @@ def measure(
         ``{"rows": {"log": [...], "ce": [...], "ce_full": [...], "bm25": [...]},
         "warmup_s": {...}, "memory"}``.
     """
-    from logrerank.baselines.bm25 import BM25Reranker
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.baselines.bm25_ranker import BM25Reranker
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
 
     mem = mem or Memory()
     ce_ranker = CrossEncoderRanker(ce, level="passage")

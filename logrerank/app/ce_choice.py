@@ -58,7 +58,7 @@ def load(choice: str, runtime: str = "torch") -> Loaded:
             model = CrossEncoder(None if choice == BUNDLED else choice, runtime=runtime)
     except Exception as exc:  # degrade visibly, never crash the app
         return Loaded(None, f"{type(exc).__name__}: {exc}")
-    from ..baselines.cross_encoder import MemoCrossEncoder
+    from ..baselines.cross_encoder_ranker import MemoCrossEncoder
 
     return Loaded(MemoCrossEncoder.wrap(model))
 

@@ -154,7 +154,7 @@ class Backend:
             if loaded.error and choice != ce_choice.BUNDLED:
                 warnings.warn(self._folder_warning(choice, loaded.error), RuntimeWarning, 2)
         else:
-            from ..baselines.cross_encoder import MemoCrossEncoder
+            from ..baselines.cross_encoder_ranker import MemoCrossEncoder
 
             choice = ""
             model = MemoCrossEncoder.wrap(cross_encoder) if cross_encoder is not None else None
@@ -226,7 +226,7 @@ class Backend:
 
     def ce_stage(self, blend: float, choice: Any = "") -> Any:
         """The cross-encoder stage (blend with the first pass) over BM25, ``blend`` = CE share."""
-        from ..baselines.bm25 import BM25Reranker
+        from ..baselines.bm25_ranker import BM25Reranker
         from ..baselines.cross_encoder_stage import CrossEncoderStage
 
         ce = self.choice(choice).model

@@ -21,7 +21,7 @@ from ..models.cross_encoder import DEFAULT_MAX_CHARS, CrossEncoder, pair_text
 from ..text.bm25 import minmax
 from ..types import InputError, Ranking, ScoredPassage
 from .base import Ranker
-from .cross_encoder import (
+from .cross_encoder_ranker import (
     add_lexical,
     as_cross_encoder,
     lexical_text,

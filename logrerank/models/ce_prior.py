@@ -11,7 +11,7 @@ pooling, L2 norm), so nothing extra is stored: the checkpoint's ``logrerank_delt
 
 A second, optional prior is lexical: ``w * minmax(BM25)`` over the texts a ranker scores for
 one query (the ``passage_bm25`` input LoG's global stage reads, :mod:`logrerank.text.lexical`),
-added by the rankers (:func:`logrerank.baselines.cross_encoder.add_lexical`), since it needs
+added by the rankers (:func:`logrerank.baselines.cross_encoder_ranker.add_lexical`), since it needs
 the pool. Its weight ``w`` is tuned on held-out TRAIN queries after training
 (:mod:`logrerank.training.cross_encoder.lexical_prior`) and recorded as ``"lexical": {"weight": w}``.
 

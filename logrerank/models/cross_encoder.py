@@ -14,7 +14,7 @@ exists, else the packaged all-MiniLM-L6-v2 with a fresh, seeded regression head
 (``trained = False``: its scores are not meaningful yet). :func:`pair_text` is what it reads for a passage.
 
 The rankers built on it (the cross-encoder alone, the cross-encoder stage) are in
-:mod:`logrerank.baselines.cross_encoder` and :mod:`logrerank.baselines.cross_encoder_stage`.
+:mod:`logrerank.baselines.cross_encoder_ranker` and :mod:`logrerank.baselines.cross_encoder_stage`.
 Nothing is downloaded and no pickle is ever loaded.
 """
 
@@ -137,7 +137,7 @@ class CrossEncoder:
             (:class:`~logrerank.models.ce_prior.BiEncoderPrior`) of a prior-anchored delta
             checkpoint, else None.
         lexical_weight: weight of the lexical prior the rankers add over a query's texts
-            (``w * minmax(BM25)``; :func:`~logrerank.baselines.cross_encoder.add_lexical`), 0.0
+            (``w * minmax(BM25)``; :func:`~logrerank.baselines.cross_encoder_ranker.add_lexical`), 0.0
             for a model without one.
         calibration: ``(a, b)`` of the reported score ``sigmoid(a * logit + b)`` (a Platt fit
             on held-out TRAIN logits, :func:`~logrerank.models.ce_prior.fit_platt`); ``(1, 0)``

@@ -3,7 +3,7 @@
 :func:`bm25_scores` (Okapi/Lucene BM25 from the maintained library ``bm25s``, with statistics from
 the scored texts themselves) and :func:`minmax` feed the lexical node inputs of the global stage
 (:mod:`logrerank.text.lexical`), the candidate pools (:data:`BM25_PARAMS`) and the BM25 baseline
-(:mod:`logrerank.baselines.bm25`), which imports them from here.
+(:mod:`logrerank.baselines.bm25_ranker`), which imports them from here.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def score_encoded(model, pools, coverage=COVERAGE, **switches) -> list[dict[str,
 
 def baseline_rows(pools, coverage=COVERAGE) -> dict[str, list[dict[str, Any]]]:
     """BM25 and evidence-graph selector rows on the same pools (no neural model)."""
-    from ..baselines.bm25 import BM25Reranker
+    from ..baselines.bm25_ranker import BM25Reranker
     from ..baselines.evidence_graph import EvidenceGraphSelector
 
     rankers = {"bm25": BM25Reranker("passage"), "evidence-graph": EvidenceGraphSelector()}

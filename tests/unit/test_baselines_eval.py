@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from logrerank.baselines.base import Ranker
-from logrerank.baselines.bm25 import BM25Reranker, lexical_signal
+from logrerank.baselines.bm25_ranker import BM25Reranker, lexical_signal
 from logrerank.cli import main
 from logrerank.data.schema import Doc, Example
 from logrerank.evaluation.evaluate import evaluate, results_markdown, write_results

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from logrerank.baselines.base import Ranker
-from logrerank.baselines.cross_encoder import CrossEncoderRanker
+from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
 from logrerank.baselines.cross_encoder_stage import CrossEncoderStage
 from logrerank.models import cross_encoder as ce_mod
 from logrerank.models.cross_encoder import (
@@ -631,7 +631,7 @@ def test_blend_is_the_stage_arithmetic_and_training_uses_it():
 def test_passages_without_text_rank_last_with_a_warning(tiny_ce_dir) -> None:
     """At passage and full level a passage with neither title nor text is not scored as if it
     were evidence: it ranks last and the ranking says so; all-empty input is refused."""
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker, sink
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker, sink
     from logrerank.types import InputError
 
     assert sink([3.0, 9.0, 1.0], [1]) == [3.0, 0.0, 1.0] and sink([2.0], []) == [2.0]

@@ -19,7 +19,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from logrerank import cli
-from logrerank.baselines.bm25 import BM25Reranker
+from logrerank.baselines.bm25_ranker import BM25Reranker
 from logrerank.baselines.cross_encoder_stage import CrossEncoderStage
 from logrerank.checkpoint import CONFIG_NAME, WEIGHTS_NAME, CheckpointError
 from logrerank.local.backbone import BackboneError
@@ -289,7 +289,7 @@ def test_evidence_graph_ce_with_missing_model_degrades_to_bm25(tmp_path) -> None
 
 
 def test_evidence_graph_ce_transient_failure_recovers(tiny_ce_dir, monkeypatch) -> None:
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
     from logrerank.baselines.evidence_graph import EvidenceGraphSelector
 
     model = CrossEncoder(tiny_ce_dir, device="cpu", precision="fp32")

@@ -394,7 +394,7 @@ def test_lexical_grid_and_choice_hand_computed():
 
 
 def test_lexical_weight_recorded_loaded_and_applied(tiny_base, tmp_path):
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker, add_lexical
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker, add_lexical
     from logrerank.models.cross_encoder import CrossEncoder
     from logrerank.text.bm25 import bm25_scores, minmax
     from logrerank.training.cross_encoder.lexical_prior import record
@@ -459,7 +459,7 @@ def test_calibration_from_meta_defaults_and_rejects_bad_entries():
 def test_calibration_recorded_loaded_and_spreads_the_scores(tiny_base, tmp_path):
     """A prior-anchored model's logits sit far above 0: the plain sigmoid reads ~1 for every
     candidate; the recorded calibration gives scores that differ, in the same order."""
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
     from logrerank.models.cross_encoder import CrossEncoder, sigmoid
     from logrerank.training.cross_encoder.lexical_prior import calibrate, record_calibration
 

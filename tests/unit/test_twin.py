@@ -360,7 +360,7 @@ def test_choose_lexical_takes_the_best_weight_and_the_smaller_on_ties() -> None:
 
 
 def test_twin_cross_encoder_scores_pairs_like_the_twin_ranks_passages(make_twin) -> None:
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker, MemoCrossEncoder
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker, MemoCrossEncoder
     from logrerank.baselines.twin import TwinCrossEncoder
     from logrerank.models.cross_encoder import CrossEncoder
 

@@ -43,7 +43,7 @@ GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 
 def pool_scores(model: CrossEncoder, examples, log=sys.stdout) -> list[dict[str, Any]]:
     """Per held-out pool: ids, gold, the model's logits and the min-max BM25 of its texts."""
-    from ...baselines.cross_encoder import lexical_text
+    from ...baselines.cross_encoder_ranker import lexical_text
 
     rows = []
     t0 = time.perf_counter()

@@ -30,7 +30,7 @@ class BiEncoderTeacher:
     def __init__(
         self, scale: float = 20.0, device: str = "cpu", model_name_or_path: str | None = None
     ):
-        from ...baselines.bi_encoder import BiEncoder
+        from ...baselines.bi_encoder_ranker import BiEncoder
 
         self.scale = scale
         self.encoder = BiEncoder(model_name_or_path, device=device)
