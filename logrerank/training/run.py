@@ -74,7 +74,7 @@ def _load(task: str, config_path: str | os.PathLike[str], overrides: list[str]) 
 
         return CrossEncoderTrainConfig.load(config_path).override(overrides)
     if task == "intent":
-        from .intent import IntentTrainConfig
+        from .intent.intent_train import IntentTrainConfig
 
         return IntentTrainConfig.load(config_path).override(overrides)
     from ..models.role_tagger_config import RoleTaggerConfig
@@ -289,7 +289,7 @@ def run_training(
 
         return train_crossencoder(cfg)
     if task == "intent":
-        from .intent import train_intent
+        from .intent.intent_train import train_intent
 
         return train_intent(cfg, command)
     from .roles.tagger_train import train_roles

@@ -1,6 +1,6 @@
 """Training of the question-intent classifier (``logrerank train intent``).
 
-1. Weakly labelled texts from the training corpora (:mod:`logrerank.training.intent_data`):
+1. Weakly labelled texts from the training corpora (:mod:`logrerank.training.intent.intent_data`):
    questions labelled by the role tagger's roles of their gold sentences (and, when configured,
    the role corpora's labelled sentences; the bundled run leaves them out because the tagger
    that makes the features was trained on them). Cached per source in ``<run_dir>/texts/``
@@ -33,8 +33,8 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from ..config import ROLE_NAMES
-from ..jsonconfig import ConfigError, JsonConfig
+from ...config import ROLE_NAMES
+from ...jsonconfig import ConfigError, JsonConfig
 from .intent_data import QUESTION_SOURCES, SENTENCE_SOURCES, SOURCES, IntentText
 
 
@@ -99,7 +99,7 @@ class IntentTrainConfig(JsonConfig):
 def build_texts(cfg: IntentTrainConfig, log=_log) -> list[IntentText]:
     """The weakly labelled texts of every configured source (cached per source in
     ``<run_dir>/texts/<source>.json``, keyed by the settings that change them)."""
-    from ..data.common import default_data_root
+    from ...data.common import default_data_root
     from .intent_data import question_texts, sentence_texts
 
     root = Path(cfg.data_root) if cfg.data_root else default_data_root()
@@ -121,7 +121,7 @@ def build_texts(cfg: IntentTrainConfig, log=_log) -> list[IntentText]:
             got = sentence_texts(src, root, cfg.sentence_per_mille)
         else:
             if tagger is None:
-                from ..models.role_tagger import RoleTagger
+                from ...models.role_tagger import RoleTagger
 
                 tagger = RoleTagger.from_pretrained()
             got = question_texts(src, root, tagger.predict, cfg.val_fraction,
@@ -137,7 +137,7 @@ def build_texts(cfg: IntentTrainConfig, log=_log) -> list[IntentText]:
 def embed_texts(texts: list[IntentText], run_dir: str) -> torch.Tensor:
     """``[n, 3]`` features of the texts (:class:`~logrerank.models.question_intent.
     TaggerFeatures`), cached per source in ``run_dir`` under a hash of its texts."""
-    from ..models.question_intent import TaggerFeatures
+    from ...models.question_intent import TaggerFeatures
 
     extractor = TaggerFeatures()
     out = torch.zeros(len(texts), TaggerFeatures.dim)
@@ -247,7 +247,7 @@ def train_intent(cfg: IntentTrainConfig, command: str = "", log=_log) -> dict[st
     Returns:
         The run summary (also stored under ``"training"`` in the checkpoint's config.json).
     """
-    from ..models.question_intent import IntentHead, QuestionIntent, default_checkpoint_dir
+    from ...models.question_intent import IntentHead, QuestionIntent, default_checkpoint_dir
 
     torch.set_num_threads(cfg.threads)
     t_start = time.time()

@@ -2,7 +2,7 @@
 
 The bundled run (``configs/intent.json``) trains on the labelled sentences and uses the weakly
 labelled questions to choose the epoch and to report; ``train_on`` and ``select_on`` in
-:class:`~logrerank.training.intent.IntentTrainConfig` say which.
+:class:`~logrerank.training.intent.intent_train.IntentTrainConfig` say which.
 
 The label of a question is the kind of sentence that answers it. No source labels questions
 that way, so the labels are taken from data that exists:
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-from ..config import ROLE_NAMES
+from ...config import ROLE_NAMES
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ def _question_items(source: str, root: Path, per_mille: int | None) -> list[tupl
     """
     items: list[tuple] = []
     if source in ("scifact", "citint"):
-        from ..data.scifact import read_scifact
+        from ...data.scifact import read_scifact
 
         folder = "scifact" if source == "scifact" else "citation_integrity"
         exs, corpus = read_scifact(
@@ -104,8 +104,8 @@ def _question_items(source: str, root: Path, per_mille: int | None) -> list[tupl
             if docs and _keep(f"{source}:{ex.qid}", per_mille):
                 items.append((ex.qid, ex.query, docs, None))
     elif source in ("hotpotqa", "musique"):
-        from ..data.hotpotqa import read_hotpotqa
-        from ..data.musique import read_musique
+        from ...data.hotpotqa import read_hotpotqa
+        from ...data.musique import read_musique
 
         read = read_hotpotqa if source == "hotpotqa" else read_musique
         for ex in read(root / source / f"{source}_train.json"):
@@ -116,8 +116,8 @@ def _question_items(source: str, root: Path, per_mille: int | None) -> list[tupl
                 docs.append((by_id[d].sentences, idx))
             items.append((ex.qid, ex.query, docs, None))
     elif source == "pubmedqa":
-        from ..data.common import split_sentences
-        from ..data.pubmedqa import read_pubmedqa
+        from ...data.common import split_sentences
+        from ...data.pubmedqa import read_pubmedqa
 
         exs, corpus = read_pubmedqa(root / "pubmedqa" / "ori_pqal.json", split="train")
         for ex in exs:
@@ -127,7 +127,7 @@ def _question_items(source: str, root: Path, per_mille: int | None) -> list[tupl
                 idx = list(range(len(ctx), len(ctx) + len(answer)))
                 items.append((ex.qid, ex.query, [(ctx + answer, idx)], None))
     elif source == "evinf":
-        from ..data.evidence_inference import read_evidence_inference
+        from ...data.evidence_inference import read_evidence_inference
 
         for split in ("train", "validation"):
             exs, corpus = read_evidence_inference(root / "evidence_inference", split)
@@ -138,7 +138,7 @@ def _question_items(source: str, root: Path, per_mille: int | None) -> list[tupl
                 part = "heldout" if split == "validation" else None
                 items.append((ex.qid, ex.query, docs, part))
     elif source == "scisumm":
-        from ..data.cl_scisumm import read_cl_scisumm
+        from ...data.cl_scisumm import read_cl_scisumm
 
         exs, corpus = read_cl_scisumm(root / "cl_scisumm", "train")
         for ex in exs:
@@ -197,8 +197,8 @@ def sentence_texts(source: str, root: Path, per_mille: int | None) -> list[Inten
     """CSAbstruct / NICTA-PIBOSO labelled sentences, each a text of its own with its gold
     role (:data:`SENTENCE_PARTS`; ``per_mille`` subsamples the train split only); sentences
     without a role are left out."""
-    from ..data.role_corpora import read_csabstruct, read_nicta
-    from .roles.tagger_data import role_split_path
+    from ...data.role_corpora import read_csabstruct, read_nicta
+    from ..roles.tagger_data import role_split_path
 
     read = read_csabstruct if source == "csabstruct" else read_nicta
     out: list[IntentText] = []
