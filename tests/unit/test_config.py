@@ -258,6 +258,10 @@ def test_shipped_run_configs_load() -> None:
             CrossEncoderTrainConfig.load(path)
         elif path.name == "roles.json":
             RoleTaggerConfig.load(path)
+        elif path.name == "intent.json":
+            from logrerank.training.intent.intent_train import IntentTrainConfig
+
+            IntentTrainConfig.load(path)
         elif path.name == "passage.json":
             from logrerank.training.log.passage_stage import PassageTrainConfig
 
