@@ -85,7 +85,7 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
     if args.citint_train < 1:
         raise InputError("--citint-train must be >= 1")
     if args.paper_route:
-        from ..training.route_tuning import tune_paper_route
+        from ..training.log.route_tuning import tune_paper_route
 
         result = tune_paper_route(args.checkpoint, write=not args.dry_run, command=_command())
         print(json.dumps(result, indent=1, default=str))
@@ -168,6 +168,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="choose only score.paper_global_weight (graph vs local-only weight in pools titled "
         "by paper titles) on scientific training pools cached under runs/enc "
-        "(logrerank/training/route_tuning.py); the other score settings are kept",
+        "(logrerank/training/log/route_tuning.py); the other score settings are kept",
     )
     s.set_defaults(func=cmd_tune_score)

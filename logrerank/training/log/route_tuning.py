@@ -1,12 +1,12 @@
-"""Choosing the paper-pool route of a LoG checkpoint (:mod:`logrerank.routing`).
+"""Choosing the paper-pool route of a LoG checkpoint (:mod:`logrerank.ranking.routing`).
 
 Paper pools (passages titled by long paper titles) rank by
 
     f = a * final(with the graph stage) + (1 - a) * final(local only)
 
-(:func:`logrerank.results.routed_logits`). ``a`` is chosen here on scientific *training* pools
+(:func:`logrerank.ranking.results.routed_logits`). ``a`` is chosen here on scientific *training* pools
 (never a reported split): for every cached encoded pool of the given specs (``runs/enc``, encoded
-by :func:`logrerank.training.encode_cache.encode_cached` when missing) the frozen model's final
+by :func:`logrerank.training.log.encode_cache.encode_cached` when missing) the frozen model's final
 logits are computed once with and once without its graph stage, every ``a`` of :data:`GRID` is
 scored by passage nDCG@10 of the model's own passage score (its passage head when it has one,
 else the best sentence), and the ``a`` with the best macro mean over the specs is written to
@@ -25,10 +25,10 @@ from pathlib import Path
 
 import torch
 
-from ..evaluation.metrics import ndcg_at_k
-from ..graph_inputs import SINGLE, global_scores, graph_inputs, stage_graph
-from ..results import final_logits, passage_logits
-from ..routing import mean_title_words, pool_route
+from ...evaluation.metrics import ndcg_at_k
+from ...graph.inputs import SINGLE, global_scores, graph_inputs, stage_graph
+from ...ranking.results import final_logits, passage_logits
+from ...ranking.routing import mean_title_words, pool_route
 from .encode_cache import encode_cached
 from .passage_stage import parse_spec
 
@@ -90,7 +90,7 @@ def tune_paper_route(
 ) -> dict:
     """Choose ``score.paper_global_weight`` on ``specs`` (module docstring) and (``write``) store
     it with ``score.paper_title_words`` in ``checkpoint/config.json``."""
-    from ..pipeline import LoGReranker
+    from ...pipeline import LoGReranker
 
     torch.set_num_threads(1)
     model = LoGReranker.from_pretrained(str(checkpoint), device="cpu").eval()
