@@ -102,7 +102,7 @@ def _scifact(n_pools: int, data_root: str | None) -> list[tuple[str, list[dict[s
 
 def sentence_bank(pools: list[tuple[str, list[dict[str, str]]]]) -> list[str]:
     """Every sentence of the pools' distinct passages, in order."""
-    from logrerank.segment import split_sentences
+    from logrerank.text.segment import split_sentences
 
     seen, bank = set(), []
     for _, passages in pools:
@@ -185,7 +185,7 @@ def worker(spec_path: str) -> dict[str, Any]:
 
     if spec["threads"]:
         torch.set_num_threads(spec["threads"])
-    from logrerank.backbone import pick_device
+    from logrerank.local.backbone import pick_device
 
     mem = Memory(cuda=pick_device(spec["device"]).type == "cuda")
     ranker = spec["ranker"]
@@ -202,7 +202,7 @@ def worker(spec_path: str) -> dict[str, Any]:
     inputs = [(q, p) for q, p in spec["inputs"]]
     warm, rows = inputs[: spec["warmup"]], inputs[spec["warmup"] :]
     if ranker == "log":
-        from logrerank.limits import Limits
+        from logrerank.inputs.limits import Limits
 
         model = models["log"]
         model.limits = Limits(
@@ -214,7 +214,7 @@ def worker(spec_path: str) -> dict[str, Any]:
 
         precision = str(model.autocast_dtype or torch.float32)
     else:
-        from logrerank.baselines.cross_encoder import CrossEncoderRanker
+        from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
 
         ce_ranker = CrossEncoderRanker(models["ce"], level="passage")
 
@@ -504,7 +504,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 r["sentences_total"] = n_sent
     import torch
 
-    from logrerank.backbone import pick_device
+    from logrerank.local.backbone import pick_device
 
     res = {
         "meta": {

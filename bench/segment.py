@@ -9,9 +9,9 @@ Loads the first ``--pools`` SciFact dev and Citation-Integrity dev pools (``load
 50 BM25 candidates each; needs ../shared/data or LOGRERANK_DATA) and splits every passage
 (``Doc.text``, as LoG gets it) with:
 
-* ``fast``: :func:`logrerank.segment.split_sentences`, timed cold: the memo is cleared before
+* ``fast``: :func:`logrerank.text.segment.split_sentences`, timed cold: the memo is cleared before
   each pool, so each passage's first call in the pool is timed;
-* ``pysbd``: :func:`logrerank.segment.split_sentences_pysbd`, the splitter before the fast pass
+* ``pysbd``: :func:`logrerank.text.segment.split_sentences_pysbd`, the splitter before the fast pass
   (pysbd cut points, same repairs); it is the reference for the agreement columns;
 * each installed PyPI candidate, alone (``NAME``) and with its boundaries put through the
   project's repairs, headings and junk merging (``NAME+repairs``, via ``split_with``):
@@ -44,8 +44,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from logrerank import segment
 from logrerank.data import default_data_root, load_benchmark, read_scifact_corpus
+from logrerank.text import segment
 
 Spans = list[tuple[int, int]]
 LOG_REFERENCE_S = 1.0  # LoG's cold time per 50-passage pool that the share column uses

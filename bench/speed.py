@@ -146,8 +146,8 @@ def measure(
         ``{"rows": {"log": [...], "ce": [...], "ce_full": [...], "bm25": [...]},
         "warmup_s": {...}, "memory"}``.
     """
-    from logrerank.baselines.bm25 import BM25Reranker
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.baselines.bm25_ranker import BM25Reranker
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
 
     mem = mem or Memory()
     ce_ranker = CrossEncoderRanker(ce, level="passage")
@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"only {len(pools)} pools available, {n} asked for")
     data_s = time.perf_counter() - t0
 
-    from logrerank.backbone import pick_device
+    from logrerank.local.backbone import pick_device
 
     runtimes = parse_runtimes(args.runtime, args.quantize)
     mem = Memory(cuda=pick_device(args.device).type == "cuda")
@@ -218,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
     models = loaded[runtimes[0]]
     log_model, ce = models["log"], models["ce"]
     others = {rt: (m["log"], m["ce"]) for rt, m in loaded.items() if rt != runtimes[0]}
-    from logrerank.memory import freeze_startup_objects
+    from logrerank.local.memory import freeze_startup_objects
 
     frozen = freeze_startup_objects()  # as the app does after start-up: no full-GC pauses
     prefill = args.passage_cache == "pool"

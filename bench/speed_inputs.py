@@ -37,7 +37,7 @@ def scifact_pools(
 
 def example_sentences() -> tuple[list[str], list[str]]:
     """Sentences and questions of the app's bundled examples (``logrerank/app/examples``)."""
-    from logrerank.segment import split_sentences
+    from logrerank.text.segment import split_sentences
 
     folder = package_path("app", "examples")
     sents, questions = [], []

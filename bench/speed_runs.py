@@ -42,7 +42,7 @@ def load_models(
     Returns:
         ``{"log": model, "ce": CrossEncoder, "load_s": {...}, "quantize": {...}}``.
     """
-    from logrerank.backbone import pick_device
+    from logrerank.local.backbone import pick_device
 
     mem = mem or Memory()
     dev = pick_device(device)
@@ -64,7 +64,7 @@ def load_models(
             _sync(model.device_)
             out["load_s"]["log"] = time.perf_counter() - t0
             if quantize == "int8":
-                from logrerank.quantize import quantize_log_reranker
+                from logrerank.local.quantize import quantize_log_reranker
 
                 t0 = time.perf_counter()
                 out["quantize"]["log"] = quantize_log_reranker(model)
@@ -79,7 +79,7 @@ def load_models(
             _sync(ce.device)
             out["load_s"]["cross_encoder"] = time.perf_counter() - t0
             if quantize == "int8":
-                from logrerank.quantize import quantize_cross_encoder
+                from logrerank.local.quantize import quantize_cross_encoder
 
                 t0 = time.perf_counter()
                 out["quantize"]["cross_encoder"] = quantize_cross_encoder(ce)
@@ -120,7 +120,7 @@ def knob_graph(model: Any, i: int) -> Any:
 def log_tokens(model: Any, enc: Any) -> dict[str, int]:
     """Tokens LoG's encoder reads for ``enc`` (real and padded as batched), recomputed untimed
     with the same settings as :meth:`~logrerank.pipeline.LoGReranker.encode`."""
-    from logrerank.tokenize import batches, tokenize
+    from logrerank.local.tokenize import batches, tokenize
 
     cfg = model.config
     per_passage: list[list[str]] = [[] for _ in enc.passages]
@@ -145,7 +145,7 @@ def ce_tokens(
 ) -> dict[str, int]:
     """Tokens the cross-encoder reads for the passage pairs (real and padded as batched);
     ``full``: the windows of the whole passages (the ``cross-encoder-full`` ranker)."""
-    from logrerank.io import normalize_passages
+    from logrerank.inputs.passages import normalize_passages
     from logrerank.models.cross_encoder import pair_text
     from logrerank.models.pair_windows import full_pair_texts
 
@@ -174,7 +174,7 @@ def run_log(
     Otherwise the call starts cold: the sentence-split memo is emptied first (pools share
     passages, and a memo hit would time a lookup instead of segmentation).
     """
-    from logrerank.segment import clear_cache
+    from logrerank.text.segment import clear_cache
 
     clear_cache()
     if prefill:

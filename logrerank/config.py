@@ -16,7 +16,7 @@ ROLE_NAMES: tuple[str, str, str] = ("background", "method", "result")
 """The three functional roles of the paper (background, method, result), in head order."""
 UNITS: tuple[str, str] = ("sentence", "passage")
 """Values of ``LocalConfig.unit``: LoG's sentence nodes, or the cross-encoder twin's passage
-units (:mod:`logrerank.passage_units`)."""
+units (:mod:`logrerank.local.units`)."""
 
 
 @dataclass
@@ -58,7 +58,7 @@ class LocalConfig(JsonConfig):
     pack_length: int = 128
     # Nodes of the local stage: "sentence" = LoG's sentences; "passage" = the cross-encoder twin
     # baseline (docs/evaluation.md): each passage becomes units "title. window of its full text"
-    # (logrerank/passage_units.py), scored by the same layers, a passage by its best unit
+    # (logrerank/local/units.py), scored by the same layers, a passage by its best unit
     unit: str = "sentence"
     # "passage" units: tokens per unit (title + ". " + window) at most; 128 = what the packaged
     # bi-encoder ranks best (docs/method.md; docs/studies.md)
@@ -74,14 +74,14 @@ class GraphConfig(JsonConfig):
     cross_passage: bool = True  # ablation switch: False = no cross-passage similarity edges
     typed: bool = True  # ablation switch: False = every edge gets one relation type
     block_size: int = 1024  # rows of the similarity matrix computed at once (bounds memory)
-    # Link relations (logrerank/links.py; an adaptation, not in the paper). Off by default, so a
+    # Link relations (logrerank/graph/links.py; an adaptation, not in the paper). Off by default, so a
     # config without them builds exactly the paper's 8-relation graph.
     mentions: bool = False  # mention / mentioned-by edges: a sentence names another passage's title
     mention_target: str = "all"  # "all" sentences of the mentioned passage, or its "first" one
     mention_max: int = 8  # passages one sentence may mention at most (longest names first)
     shared_terms: bool = False  # shared-term edges: sentences of different passages, rare term
     term_idf: float = 1.5  # a term is rare when ln(P / df) >= this (df >= 2 passages)
-    # ... and rare in science: background idf ln(N / df_bg) >= this (logrerank/background_df.py;
+    # ... and rare in science: background idf ln(N / df_bg) >= this (logrerank/text/background_df.py;
     # 0 = no background criterion: pool rarity only)
     term_bg_idf: float = 4.0
     term_top_k: int = 4  # shared-term partners kept per sentence (by summed idf of shared terms)
@@ -111,7 +111,7 @@ class GlobalConfig(JsonConfig):
     # the link relations (mentions, mentioned-by, shared-term; needed by graph.mentions /
     # graph.shared_terms).
     relations: int = 8
-    # Adaptation of eq. 7 (logrerank/lexical.py): x0 also gets phi_lex of the node's lexical
+    # Adaptation of eq. 7 (logrerank/text/lexical.py): x0 also gets phi_lex of the node's lexical
     # evidence (sentence BM25, passage BM25, query-title match). False = eq. 7 as in the paper.
     lexical_inputs: bool = False
     # the global logit also gets a zero-initialised linear term w . lex, so the model can weight
@@ -168,7 +168,7 @@ class ContextConfig(JsonConfig):
 @dataclass
 class ScoreConfig(JsonConfig):
     # Adaptations (not in the paper), applied to the final logits after the graph stage (see
-    # logrerank/scoring.py). Defaults = the paper: each sentence keeps its own score.
+    # logrerank/ranking/scoring.py). Defaults = the paper: each sentence keeps its own score.
     merge_duplicates: bool = False  # one score per distinct sentence text in a pool (their mean)
     passage_weight: float = 0.0  # beta in l'_ij = l_ij + beta * mean_k l_ik (passage context)
     # w in l' = l - (1 - w) * (l_local - prior): shrinks what training added to the local logit
@@ -176,20 +176,20 @@ class ScoreConfig(JsonConfig):
     # zero-shot model, as WiSE-FT); 1 = off. Isolated mode only (it has the prior).
     head_weight: float = 1.0
     # w in l' = l + w * passage_bm25 (BM25 of the passage, min-max over the pool;
-    # logrerank/lexical.py), added last, to pools where fewer than `lexical_max_titled` of the
+    # logrerank/text/lexical.py), added last, to pools where fewer than `lexical_max_titled` of the
     # passages have a usable title: the lexical signal the multi-passage stage reads from its
     # lexical inputs, for pools the single-passage stage (no lexical inputs) or a model without a
     # graph stage ranks. Chosen by `logrerank tune-score --lexical`; 0 = off
     lexical_weight: float = 0.0
     lexical_max_titled: float = 0.5  # the titled share below which the lexical prior applies
-    # Paper pools (logrerank/routing.py; not in the paper): pools whose titled passages have at
+    # Paper pools (logrerank/ranking/routing.py; not in the paper): pools whose titled passages have at
     # least `paper_title_words` title words on average (paper titles; entity titles such as
     # Wikipedia's have 1-6) take final = a * (with the graph stage) + (1 - a) * (local only) with
     # a = `paper_global_weight`. Chosen on training pools by research/scientific_routes.py
     # (docs/method.md, "Paper pools"); paper_title_words 0 or a = 1 = off (the graph alone)
     paper_title_words: float = 0.0
     paper_global_weight: float = 1.0
-    # Sentence selection (logrerank/selection.py; not in the paper): the head of the sentence
+    # Sentence selection (logrerank/ranking/selection.py; not in the paper): the head of the sentence
     # order is picked greedily with gain z * select_decay ** e - select_margin * e -
     # select_redundancy * (largest cosine of its vector to a picked one), e = sentences of its
     # passage already picked beyond its first select_free + 1; the first select_keep positions
@@ -210,7 +210,7 @@ class ScoreConfig(JsonConfig):
 
 @dataclass
 class PassageConfig(JsonConfig):
-    # Adaptation (not in the paper; logrerank/passage_head.py): passages ranked by a learned
+    # Adaptation (not in the paper; logrerank/ranking/passage_head.py): passages ranked by a learned
     # aggregation of their sentences' evidence, s_p = max_j f_j + MLP(x_p), instead of by their
     # best sentence. 0 = no head: a passage is ranked by its best sentence (the paper)
     hidden: int = 0  # MLP width

@@ -21,22 +21,24 @@ from typing import Any
 import torch
 from torch import nn
 
-from . import backbone as bb
 from . import log_checkpoint as ckpt
 from .config import ContextConfig, GraphConfig, LoGConfig
-from .context import build_context
-from .global_model import GlobalReranker
-from .graph import PAPER_RELATIONS
-from .graph_inputs import SINGLE, global_scores, graph_inputs, stage_graph
-from .io import prepare_input
-from .limits import DEFAULT_LIMITS, Limits
-from .links import annotate_edges
-from .local import LocalScorer
-from .local_batches import LocalCaches, bf16_linear_copy, params_key, run_local
-from .memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
-from .passage_head import PassageHead
-from .passage_units import scoring_units
-from .results import (
+from .graph.global_model import GlobalReranker
+from .graph.inputs import SINGLE, global_scores, graph_inputs, stage_graph
+from .graph.links import annotate_edges
+from .graph.sentence_graph import PAPER_RELATIONS
+from .inputs.limits import DEFAULT_LIMITS, Limits
+from .inputs.passages import prepare_input
+from .local import backbone as bb
+from .local.batches import LocalCaches, bf16_linear_copy, params_key, run_local
+from .local.memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
+from .local.scorer import LocalScorer
+from .local.segment_cache import SegmentCache
+from .local.tokenize import tokenize
+from .local.units import scoring_units
+from .ranking.context import build_context
+from .ranking.passage_head import PassageHead
+from .ranking.results import (
     Encoded,
     build_ranking,
     call_info,
@@ -45,11 +47,9 @@ from .results import (
     routed_logits,
     unscored_sentences,
 )
-from .routing import pool_route
+from .ranking.routing import pool_route
+from .ranking.selection import selected_sentences, selection_active
 from .runtime.local_runtime import sync_local_runtime
-from .segment_cache import SegmentCache
-from .selection import selected_sentences, selection_active
-from .tokenize import tokenize
 from .types import InputError, Ranking
 
 ABLATIONS: dict[str, dict[str, bool]] = {
@@ -78,7 +78,7 @@ class LoGReranker(nn.Module):
 
     trim_memory: bool = True
     """Call ``malloc_trim`` at the end of each :meth:`encode`, and after a transformer batch
-    whenever the call has grown more than :attr:`trim_budget_mb` (:mod:`logrerank.memory`):
+    whenever the call has grown more than :attr:`trim_budget_mb` (:mod:`logrerank.local.memory`):
     keeps a long-running process's resident memory flat and one call's peak bounded however
     many passages it gets (no-op off glibc)."""
 
@@ -95,9 +95,9 @@ class LoGReranker(nn.Module):
 
     segment_cache: bool = True
     """Isolated mode: run the frozen lower layers once per distinct ``[CLS] x [SEP]`` segment of
-    a call into a per-call :class:`~logrerank.segment_cache.SegmentCache`. With packed rows
+    a call into a per-call :class:`~logrerank.local.segment_cache.SegmentCache`. With packed rows
     (``local.pack_length`` > 0, the default) the segments are packed over the whole call
-    (:meth:`~logrerank.segment_cache.SegmentCache.prefill`): on 50-passage SciFact pools 95 % of
+    (:meth:`~logrerank.local.segment_cache.SegmentCache.prefill`): on 50-passage SciFact pools 95 % of
     the row slots are real tokens against 83 % batch by batch, and the local stage is about 7 %
     faster (bench/README.md). False: each window batch packs its own segments. With
     ``pack_length`` 0 each segment runs padded alone (slower than the block-masked windows).
@@ -106,7 +106,7 @@ class LoGReranker(nn.Module):
     passage_cache_mb: float = 0.0
     """Isolated mode: keep the query-independent states of passages already seen (their
     sentences after the frozen lower layers, and their prior embeddings) across calls, up to this
-    many MiB, least recently used evicted first (:class:`~logrerank.segment_cache.SegmentCache`).
+    many MiB, least recently used evicted first (:class:`~logrerank.local.segment_cache.SegmentCache`).
     A new question over passages already in the cache then runs only the query and the joint
     layer; new passages cost what they cost without the cache. About 1.5 KiB per token in fp32
     (pool sizes in bench/README.md). Scores equal the uncached ones up to float rounding, so a
@@ -128,7 +128,7 @@ class LoGReranker(nn.Module):
             if self.config.single.min_titled > 0
             else None
         )
-        pc = self.config.passage  # learned passage score (logrerank/passage_head.py)
+        pc = self.config.passage  # learned passage score (logrerank/ranking/passage_head.py)
         self.passage_head = (
             PassageHead(self.local.hidden_size, pc.hidden, pc.proj_dim, pc.dropout)
             if pc.hidden
@@ -202,7 +202,7 @@ class LoGReranker(nn.Module):
     def encode(self, query: str, passages: Any) -> Encoded:
         """Segment, tokenise and run the local scorer (eqs. 1-6) once.
 
-        Input is validated and cut to ``self.limits`` (:mod:`logrerank.limits`); every cut,
+        Input is validated and cut to ``self.limits`` (:mod:`logrerank.inputs.limits`); every cut,
         dropped passage, replaced control character or duplicate becomes a warning.
 
         Raises:
@@ -384,7 +384,7 @@ class LoGReranker(nn.Module):
             passage_head: False = passages ranked by their best sentence (no learned head).
         """
         cfg = self.config
-        path = pool_route(cfg, enc.passages)  # every routing decision, once (logrerank/routing.py)
+        path = pool_route(cfg, enc.passages)  # every routing decision, once (ranking/routing.py)
         stage = path.stage
         gcfg, stage_cfg = stage_graph(cfg, stage, graph)
         if cross_passage is not None:

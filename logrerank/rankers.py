@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .io import normalize_passages
+from .inputs.passages import normalize_passages
 from .types import InputError, Ranking
 
 RANKERS: dict[str, str] = {
@@ -126,7 +126,7 @@ class Models:
     @property
     def bi_encoder(self):
         if self._bi is None:
-            from .baselines.bi_encoder import BiEncoder
+            from .baselines.bi_encoder_ranker import BiEncoder
 
             self._bi = BiEncoder(device=self.device)
         return self._bi
@@ -134,7 +134,7 @@ class Models:
     @property
     def cross_encoder(self):
         if self._ce is None:
-            from .baselines.cross_encoder import MemoCrossEncoder
+            from .baselines.cross_encoder_ranker import MemoCrossEncoder
             from .models.cross_encoder import CrossEncoder
 
             ce = CrossEncoder(
@@ -157,10 +157,10 @@ class Models:
 
 
 def _factories(models: Models) -> dict[str, Callable[[], Any]]:
-    from .baselines.bm25 import BM25Reranker
+    from .baselines.bm25_ranker import BM25Reranker
 
     def bi(level: str):
-        from .baselines.bi_encoder import BiEncoderRanker
+        from .baselines.bi_encoder_ranker import BiEncoderRanker
 
         return BiEncoderRanker(level, models.bi_encoder)
 
@@ -171,7 +171,7 @@ def _factories(models: Models) -> dict[str, Callable[[], Any]]:
             return models.cross_encoder_path or "packaged:all-MiniLM-L6-v2-missing"
 
     def ce(level: str, lexical: bool = True):
-        from .baselines.cross_encoder import CrossEncoderRanker
+        from .baselines.cross_encoder_ranker import CrossEncoderRanker
 
         return CrossEncoderRanker(ce_model(), level=level, lexical=lexical)
 

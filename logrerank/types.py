@@ -25,7 +25,7 @@ class Passage:
     title: str = ""  # optional title
     pid: str | None = None  # optional caller-side id (e.g. a corpus doc id)
     # Optional given segmentation (e.g. a dataset's sentence list); text must equal
-    # " ".join(sentences). None = split the text with logrerank.segment.
+    # " ".join(sentences). None = split the text with logrerank.text.segment.
     sentences: list[str] | None = None
 
 
@@ -67,11 +67,11 @@ class GraphEdge:
 
     source: int  # node id of u
     target: int  # node id of v (messages flow u -> v)
-    relation: str  # relation name (see logrerank.graph.Relation)
+    relation: str  # relation name (see logrerank.graph.sentence_graph.Relation)
     relation_id: int  # relation id used by the model
     similarity: float | None = None  # cosine c_uv for similarity edges
     attention: list[float] | None = None  # alpha_uv per layer, averaged over heads
-    # link edges (logrerank/links.py): the shared rare terms of a shared-term edge (rarest
+    # link edges (logrerank/graph/links.py): the shared rare terms of a shared-term edge (rarest
     # first), or the passage name found in the mentioning sentence of a mention edge
     terms: list[str] | None = None
     mention: str | None = None  # mention edges: the mentioning sentence's text
@@ -89,12 +89,12 @@ class Ranking:
     intent_probs: list[float] | None = None  # query intent (eq. 2), mean over passages
     intent_by_passage: list[list[float]] | None = None  # gamma_q^(i) per passage
     edges: list[GraphEdge] = field(default_factory=list)
-    context: dict[str, Any] | None = None  # structured context (see logrerank.context)
+    context: dict[str, Any] | None = None  # structured context (see logrerank.ranking.context)
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     warnings: list[str] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)  # model/config facts for display
     # order of ``sentences``: "score" (by score, ties by node) or "selected" (complementary
-    # sentences across passages first; logrerank/selection.py). Scores are the same in both.
+    # sentences across passages first; logrerank/ranking/selection.py). Scores are the same in both.
     sentence_order: str = "score"
 
     def passage_order(self) -> list[int]:

@@ -3,7 +3,7 @@ role corpora's test splits, next to the role tagger it was trained to match.
 
 Each abstract is ranked alone by the bundled LoG model with one neutral question (the role head
 reads the question too), its given sentences kept; the role head's probabilities then go through
-the role tagger's own evaluation (:func:`logrerank.training.roles_eval.evaluate_roles`: CSAbstruct
+the role tagger's own evaluation (:func:`logrerank.training.roles.tagger_eval.evaluate_roles`: CSAbstruct
 test, NICTA-PIBOSO test and the PubMedQA test ids' section labels). Evaluation only.
 
     python research/role_head_accuracy.py [--question TEXT] [--max-docs N]
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import torch
 
 from logrerank.pipeline import LoGReranker
-from logrerank.training.roles_eval import evaluate_roles
+from logrerank.training.roles.tagger_eval import evaluate_roles
 from logrerank.types import Passage
 
 NEUTRAL = "What does this abstract report?"

@@ -23,11 +23,11 @@ import sys
 import torch
 
 from logrerank.evaluation.metrics import ndcg_at_k
-from logrerank.graph_inputs import MULTI, SINGLE, global_scores, graph_inputs, stage_graph
-from logrerank.lexical import pool_lexical
-from logrerank.results import final_logits, passage_logits
-from logrerank.routing import pool_route
-from logrerank.training.encode_cache import encodings_for, load_examples
+from logrerank.graph.inputs import MULTI, SINGLE, global_scores, graph_inputs, stage_graph
+from logrerank.ranking.results import final_logits, passage_logits
+from logrerank.ranking.routing import pool_route
+from logrerank.text.lexical import pool_lexical
+from logrerank.training.log.encode_cache import encodings_for, load_examples
 
 MODES = ("local", SINGLE, MULTI)
 BLENDS = (0.25, 0.5, 0.75)

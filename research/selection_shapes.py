@@ -1,11 +1,11 @@
-"""Compare shapes of the sentence selection (logrerank/selection.py) on stored plain rankings.
+"""Compare shapes of the sentence selection (logrerank/ranking/selection.py) on stored plain rankings.
 
 ``dump`` ranks each pool of a split once with the bundled LoG in plain score order (from the
 encoding caches, as research/selection_sweep.py) and writes, per query, the sentences in score
 order (passage doc id, sentence index, passage index, score) with the gold sentences and the
 evidence passages. ``grid`` re-applies every setting of a grid of ``select_*`` knobs (decay,
 margin, free, keep, depth; no redundancy: it needs the vectors) to those dumps with
-:func:`logrerank.selection.select_order` and prints, per set, the change of sentence nDCG@10,
+:func:`logrerank.ranking.selection.select_order` and prints, per set, the change of sentence nDCG@10,
 S-cov@5 and S-dist@10 against the score order; ``--choose`` prints only the settings whose
 nDCG@10 is not lower on any of the given sets.
 
@@ -29,7 +29,7 @@ from pathlib import Path
 import torch
 
 from logrerank.evaluation.metrics import distinct_at_k, evidence_coverage_at_k, ndcg_at_k
-from logrerank.selection import select_order
+from logrerank.ranking.selection import select_order
 
 
 def dump(args: argparse.Namespace) -> dict:
@@ -39,7 +39,7 @@ def dump(args: argparse.Namespace) -> dict:
 
     from logrerank.data.schema import example_passages
     from logrerank.rankers import Models
-    from logrerank.training.encode_cache import encodings_for
+    from logrerank.training.log.encode_cache import encodings_for
 
     model = Models(args.checkpoint).log
     model.config.score = dataclasses.replace(

@@ -1,9 +1,9 @@
-"""Sweep the sentence selection knobs (``ScoreConfig.select_*``, logrerank/selection.py) over
+"""Sweep the sentence selection knobs (``ScoreConfig.select_*``, logrerank/ranking/selection.py) over
 pools whose local stage is already encoded, without re-running the transformer.
 
 Each pool is ranked once by the bundled LoG in plain score order (graph and GAT stages only,
-from a cached :class:`~logrerank.results.Encoded`); every setting is then re-applied to that
-ranking with :func:`logrerank.selection.apply_selection`. Pools missing from the caches are
+from a cached :class:`~logrerank.ranking.results.Encoded`); every setting is then re-applied to that
+ranking with :func:`logrerank.ranking.selection.apply_selection`. Pools missing from the caches are
 encoded and, with ``--cache-out``, kept there for the next run. Reported per setting: sentence
 nDCG@10 (queries with gold sentences), S-cov@5 and S-dist@10
 (:func:`logrerank.evaluation.evaluate.sentence_metrics`), over all queries and over the
@@ -28,8 +28,8 @@ from logrerank.cli.eval import spread_sample
 from logrerank.data.pools import load_benchmark
 from logrerank.data.schema import example_passages
 from logrerank.evaluation.evaluate import sentence_metrics
-from logrerank.selection import apply_selection
-from logrerank.training.encode_cache import encodings_for, local_digest, save_encodings
+from logrerank.ranking.selection import apply_selection
+from logrerank.training.log.encode_cache import encodings_for, local_digest, save_encodings
 
 
 def evidence(ex) -> set:

@@ -40,7 +40,7 @@ CE_SEED = 4321
 @pytest.fixture(scope="session")
 def tokenizer():
     """The real packaged all-MiniLM-L6-v2 tokenizer (fast to load, no model weights)."""
-    from logrerank.backbone import load_tokenizer
+    from logrerank.local.backbone import load_tokenizer
 
     return load_tokenizer(None)
 
@@ -203,7 +203,7 @@ def tiny3_dir(tmp_path_factory, save_tiny_bert) -> Path:
 @pytest.fixture(scope="session")
 def tiny_encoder(tiny_dir):
     """The tiny encoder, loaded back through the library's own offline loader."""
-    from logrerank.backbone import load_encoder
+    from logrerank.local.backbone import load_encoder
 
     return load_encoder(str(tiny_dir)).eval()
 
@@ -222,7 +222,7 @@ def tiny_model(tiny_dir, tiny_encoder, tokenizer):
 @pytest.fixture(scope="session")
 def make_tiny_model(tiny_dir, tiny_encoder, tokenizer):
     """Factory for further tiny models (e.g. other configs), sharing the encoder weights' source."""
-    from logrerank.backbone import load_encoder
+    from logrerank.local.backbone import load_encoder
     from logrerank.pipeline import LoGReranker
 
     def make(seed: int = TINY_SEED, **top):
@@ -249,8 +249,8 @@ def save_isolated_checkpoint(tokenizer):
     the bi-encoder prior), saved to ``folder / "log"`` with its backbone in ``folder / "bert"``."""
 
     def save(folder: Path) -> Path:
-        from logrerank.backbone import load_encoder
         from logrerank.config import LocalConfig
+        from logrerank.local.backbone import load_encoder
         from logrerank.pipeline import LoGReranker
 
         backbone = folder / "bert"

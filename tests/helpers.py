@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from logrerank.config import ROLE_NAMES
-from logrerank.segment import split_sentences
+from logrerank.text.segment import split_sentences
 from logrerank.types import Passage, Ranking
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..baselines.cross_encoder import MemoCrossEncoder
-
 BUNDLED = "bundled"
 """Choice value of the bundled cross-encoder."""
 
@@ -60,6 +58,8 @@ def load(choice: str, runtime: str = "torch") -> Loaded:
             model = CrossEncoder(None if choice == BUNDLED else choice, runtime=runtime)
     except Exception as exc:  # degrade visibly, never crash the app
         return Loaded(None, f"{type(exc).__name__}: {exc}")
+    from ..baselines.cross_encoder_ranker import MemoCrossEncoder
+
     return Loaded(MemoCrossEncoder.wrap(model))
 
 

@@ -1,7 +1,7 @@
 """The structured-context tab of the app: units as JSON, the download file, token counts.
 
 Passage and sentence numbers are 1-based here (``"passage": 1`` is the first passage), as
-everywhere in the app; the library's context (:mod:`logrerank.context`) counts from 0.
+everywhere in the app; the library's context (:mod:`logrerank.ranking.context`) counts from 0.
 """
 
 from __future__ import annotations

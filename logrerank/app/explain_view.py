@@ -190,7 +190,7 @@ def explain_html(
     if s.global_score is not None and abs(s.score - s.global_score) > 1e-6:
         out.append(
             "<p style='font-size:12px;color:#555'>The score differs from the raw global score: "
-            "it is the global logit adjusted as configured (logrerank/scoring.py).</p>"
+            "it is the global logit adjusted as configured (logrerank/ranking/scoring.py).</p>"
         )
     if delta is not None and abs(delta) < 1e-9:
         out.append(

@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..context import apply_budget, estimate_tokens
-from ..io import parse_passages_text, prepare_input, read_passages_file
+from ..inputs.passages import parse_passages_text, prepare_input, read_passages_file
 from ..models.question_intent import question_intent_info
+from ..ranking.context import apply_budget, estimate_tokens
 from ..resources import package_path
 from ..types import InputError, Passage, Ranking, ScoredSentence
 from . import context_view, explain_view, labels, result_view, tables, viz

@@ -29,8 +29,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import gradio as gr  # noqa: E402
 
-from ..limits import DEFAULT_LIMITS  # noqa: E402
-from ..memory import freeze_startup_objects  # noqa: E402
+from ..inputs.limits import DEFAULT_LIMITS  # noqa: E402
+from ..local.memory import freeze_startup_objects  # noqa: E402
 from . import api, viz  # noqa: E402
 from . import handlers as ui  # noqa: E402
 from .loading import LazyBackend, bundled_log_config  # noqa: E402

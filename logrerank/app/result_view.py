@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..selection import order_note
+from ..ranking.selection import order_note
 from ..types import json_safe
 from . import context_view, graph_view, heat_view, tables, viz
 from .state import Knobs, Ranked, Result, Session
@@ -81,7 +81,7 @@ def notes(out: Ranked, session: Session) -> list[str]:
     sc = ranking.info.get("score") or {}
     if sc.get("merge_duplicates") or sc.get("passage_weight") or sc.get("head_weight", 1.0) != 1.0:
         lines.append(
-            "LoG sort score = the global logit adjusted as configured (logrerank/scoring.py): "
+            "LoG sort score = the global logit adjusted as configured (logrerank/ranking/scoring.py): "
             f"duplicate consensus {'on' if sc.get('merge_duplicates') else 'off'}, passage term "
             f"beta {sc.get('passage_weight', 0.0):g}, head weight w {sc.get('head_weight', 1.0):g}"
             "; the local / global columns show the raw scores."

@@ -25,7 +25,6 @@ from typing import Any
 
 import pandas as pd
 
-from ..baselines.cross_encoder import MemoCrossEncoder
 from ..config import ContextConfig, GraphConfig
 from ..types import Ranking
 from . import ce_choice
@@ -67,7 +66,7 @@ DEFAULT_CONTEXT_TOKENS = 0
 """Default token budget of the app's structured context: 0 = automatic, the smaller of
 :data:`AUTO_CONTEXT_TOKENS` and :data:`AUTO_FLAT_SHARE` of the tokens of the flat top-k
 passages, so the structured context is shorter than the passages it stands in for
-(:func:`logrerank.context.apply_budget`)."""
+(:func:`logrerank.ranking.context.apply_budget`)."""
 
 AUTO_FLAT_SHARE = 0.9
 """Automatic budget: at most this share of the flat top-k passages' tokens."""
@@ -155,6 +154,8 @@ class Backend:
             if loaded.error and choice != ce_choice.BUNDLED:
                 warnings.warn(self._folder_warning(choice, loaded.error), RuntimeWarning, 2)
         else:
+            from ..baselines.cross_encoder_ranker import MemoCrossEncoder
+
             choice = ""
             model = MemoCrossEncoder.wrap(cross_encoder) if cross_encoder is not None else None
             loaded = ce_choice.Loaded(
@@ -225,7 +226,7 @@ class Backend:
 
     def ce_stage(self, blend: float, choice: Any = "") -> Any:
         """The cross-encoder stage (blend with the first pass) over BM25, ``blend`` = CE share."""
-        from ..baselines.bm25 import BM25Reranker
+        from ..baselines.bm25_ranker import BM25Reranker
         from ..baselines.cross_encoder_stage import CrossEncoderStage
 
         ce = self.choice(choice).model
@@ -319,7 +320,7 @@ class Knobs:
         }
 
     def budget(self, ctx: ContextConfig, flat_tokens: int) -> ContextConfig:
-        """The context settings of :func:`logrerank.context.apply_budget` (each sentence once).
+        """The context settings of :func:`logrerank.ranking.context.apply_budget` (each sentence once).
 
         Args:
             ctx: the model's context settings.
@@ -340,7 +341,7 @@ class Session:
     """Per-user state (kept in ``gr.State``)."""
 
     key: Any = None  # (question, ((title, text), ...)) of the cached input
-    encoded: Any = None  # logrerank.results.Encoded
+    encoded: Any = None  # logrerank.ranking.results.Encoded
     baselines: dict[str, Ranking] = field(default_factory=dict)  # fixed baseline rankings
     baseline_timings: dict[str, float] = field(default_factory=dict)
     ce_choice: str = ""  # the cross-encoder choice the baselines were ranked with

@@ -54,7 +54,7 @@ def ranking_table(
     """The ranking: one row per sentence in rank order (text is plain text, never HTML).
 
     ``score`` is the score the ranking is sorted by (the adjusted logit of
-    :mod:`logrerank.scoring` through a sigmoid); ``Δ vs CE`` is the cross-encoder rank minus
+    :mod:`logrerank.ranking.scoring` through a sigmoid); ``Δ vs CE`` is the cross-encoder rank minus
     the LoG rank: positive = LoG ranks it higher.
     """
     signals = signals or {}

@@ -83,7 +83,7 @@ RELATION_STYLES: dict[str, dict[str, Any]] = {
         "where": "other passage, rare term",
     },
 }
-"""Edge style per relation name (``logrerank.graph.relation_name``): colour, vis-network dash
+"""Edge style per relation name (``logrerank.graph.sentence_graph.relation_name``): colour, vis-network dash
 pattern (None = solid), whether the relation is stored in both directions (drawn and counted as
 one link) and where it links. :func:`relation_style` falls back for names not listed here."""
 
@@ -147,8 +147,8 @@ def link_counts(edges: Any, shown: set[int] | None = None) -> dict[str, int]:
 
 
 def relation_order(names: Any) -> list[str]:
-    """Relation names in ``logrerank.graph.Relation`` order, then any other names sorted."""
-    from ..graph import Relation, relation_name
+    """Relation names in ``logrerank.graph.sentence_graph.Relation`` order, then any other names sorted."""
+    from ..graph.sentence_graph import Relation, relation_name
 
     known = []
     for r in Relation:

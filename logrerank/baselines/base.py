@@ -25,20 +25,6 @@ class Ranker(Protocol):
         ...
 
 
-def minmax(values: list[float]) -> list[float]:
-    """Min-max normalise to [0, 1]: ``(x - min) / (max - min)``.
-
-    A single value or an all-tied list maps to 1.0 for every item (not 0): a lone or tied
-    candidate is as good as the best, and must not collapse to the bottom when blended.
-    """
-    if not values:
-        return []
-    lo, hi = min(values), max(values)
-    if hi - lo <= 1e-12:
-        return [1.0] * len(values)
-    return [(v - lo) / (hi - lo) for v in values]
-
-
 def passage_text(p: Passage, max_chars: int | None = None) -> str:
     """``title + ". " + text`` (title omitted when empty), optionally cut to ``max_chars``."""
     text = f"{p.title}. {p.text}" if p.title else p.text

@@ -16,11 +16,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..io import normalize_passages
+from ..inputs.passages import normalize_passages
 from ..models.cross_encoder import DEFAULT_MAX_CHARS, CrossEncoder, pair_text
+from ..text.bm25 import minmax
 from ..types import InputError, Ranking, ScoredPassage
-from .base import Ranker, minmax
-from .cross_encoder import (
+from .base import Ranker
+from .cross_encoder_ranker import (
     add_lexical,
     as_cross_encoder,
     lexical_text,

@@ -19,10 +19,10 @@ passage scores, or a list given by the caller), or, when none are given, a lexic
 computed over the candidate list itself (``bm25s``, Lucene variant, ``k1 = 1.5``, ``b = 0.75``,
 lower-cased ``\\w\\w+`` tokens, English stopwords removed, no stemming, indexed text
 ``title + " " + text``). The scores are min-max normalised once per query over all candidates
-(:func:`~logrerank.baselines.base.minmax`: a single or all-tied list maps to 1.0, not 0).
+(:func:`~logrerank.text.bm25.minmax`: a single or all-tied list maps to 1.0, not 0).
 
-**Text normalisation and usable titles** (:func:`~logrerank.text_match.normalize_tokens`,
-:func:`~logrerank.text_match.title_tokens`): see :mod:`logrerank.text_match`. Both title
+**Text normalisation and usable titles** (:func:`~logrerank.text.match.normalize_tokens`,
+:func:`~logrerank.text.match.title_tokens`): see :mod:`logrerank.text.match`. Both title
 features are 0 for a passage without a usable title.
 
 **directed_title_link(S -> c)** = 1.0 if the usable title of ``c``, as a whole-token phrase
@@ -81,11 +81,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..io import normalize_passages
-from ..text_match import normalize_tokens, padded, query_title_match, title_tokens
+from ..inputs.passages import normalize_passages
+from ..text.bm25 import bm25_scores, minmax
+from ..text.match import normalize_tokens, padded, query_title_match, title_tokens
 from ..types import InputError, Passage, Ranking
-from .base import minmax
-from .bm25 import bm25_scores
 
 #: Totals closer than this count as tied (the earlier input index wins).
 TIE_EPS = 1e-12
@@ -96,7 +95,7 @@ COMPONENTS = ("relevance", "title_link", "query_title")
 def bm25_relevance(query: str, passages: Sequence[Passage]) -> list[float]:
     """BM25 score of each candidate for ``query``, indexed over the candidates themselves.
 
-    Uses :func:`logrerank.baselines.bm25.bm25_scores` (the candidate pools' BM25 settings) on
+    Uses :func:`logrerank.text.bm25.bm25_scores` (the candidate pools' BM25 settings) on
     ``title + " " + text``. A query or a candidate list without indexable terms (only
     stopwords / punctuation) scores 0 everywhere.
 

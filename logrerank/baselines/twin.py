@@ -2,9 +2,9 @@
 
 The LoG-Reranker paper asks what sentence granularity and the graph add over a passage model
 trained the same way. The twin answers the "trained the same way" part: a LoG checkpoint whose
-nodes are passage units (``LocalConfig.unit = "passage"``, :mod:`logrerank.passage_units`) with
+nodes are passage units (``LocalConfig.unit = "passage"``, :mod:`logrerank.local.units`) with
 the same frozen layers, bi-encoder prior, joint layer, heads and score adjustments, trained by
-``logrerank train local --config configs/twin.json`` (:mod:`logrerank.training.unit_loss`), and
+``logrerank train local --config configs/twin.json`` (:mod:`logrerank.training.log.unit_loss`), and
 ranked local only. A passage scores as its best unit; the result is passage level (its units are
 not the dataset's sentences), with the best unit's offsets in each passage's ``extra``.
 
@@ -26,8 +26,8 @@ import torch
 
 from ..checkpoint import CONFIG_NAME, CheckpointError
 from ..models.cross_encoder import CrossEncoder
+from ..ranking.results import final_logits, pool_lexical_weight
 from ..resources import checkpoint_dir
-from ..results import final_logits, pool_lexical_weight
 from ..types import Ranking
 
 TWIN_NAME = "cross-encoder-twin"

@@ -105,7 +105,7 @@ def expected_lines(
 ) -> Callable[[str], int | None]:
     """``qid -> lines of its complete TREC ranking`` (its passages, at most the input limit),
     read from the input; None for an id the input does not hold (see :func:`prepare_output`)."""
-    from ..limits import DEFAULT_LIMITS
+    from ..inputs.limits import DEFAULT_LIMITS
 
     def count(qid: str) -> int | None:
         n = None

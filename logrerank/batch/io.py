@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..io import normalize_passages
+from ..inputs.passages import normalize_passages
 from ..types import InputError, Ranking, json_safe
 
 FORMATS = ("jsonl", "trec")

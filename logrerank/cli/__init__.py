@@ -35,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"logrerank: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # checkpoint / backbone problems: one clear line, not a traceback
-        from ..backbone import BackboneError
         from ..checkpoint import CheckpointError
+        from ..local.backbone import BackboneError
 
         if isinstance(exc, (CheckpointError, BackboneError)):
             print(f"logrerank: error: {exc}", file=sys.stderr)

@@ -1,5 +1,5 @@
 """``logrerank build-df``: the background document-frequency table of the shared-term links
-(:mod:`logrerank.build_df`)."""
+(:mod:`logrerank.text.build_df`)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import argparse
 
 def cmd_build_df(args: argparse.Namespace) -> int:
     """Count document frequencies over the training corpora and write the table."""
-    from ..build_df import run
+    from ..text.build_df import run
 
     return run(args)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Declare ``build-df``."""
-    from ..build_df import add_arguments
+    from ..text.build_df import add_arguments
 
     p = sub.add_parser(
         "build-df",

@@ -136,7 +136,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise InputError("no queries to evaluate")
     enc_info = None
     if getattr(args, "encodings", None) and any(n.startswith("log") for n in names):
-        from ..training.encode_cache import encodings_for
+        from ..training.log.encode_cache import encodings_for
 
         models.encodings, enc_info = encodings_for(models.log, args.encodings, name)
         models.collect_encodings = True
@@ -145,7 +145,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(f"warning: {enc_info['without_digest']} record no model digest", file=sys.stderr)
     quantized = {}
     if getattr(args, "quantize", "none") == "int8":
-        from ..quantize import quantize_cross_encoder, quantize_log_reranker
+        from ..local.quantize import quantize_cross_encoder, quantize_log_reranker
 
         if any(n.startswith("log") for n in names):
             quantized["log"] = quantize_log_reranker(models.log)
@@ -200,7 +200,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if save_runs:
         meta["runs"] = [f"runs/{n}.trec" for n in names]
     if models.new_encodings:  # pools encoded in this run: kept for the next one
-        from ..training.encode_cache import append_encodings
+        from ..training.log.encode_cache import append_encodings
 
         stem = append_encodings(models.log, args.encodings, f"{name}-eval", models.new_encodings)
         print(f"encodings: {len(models.new_encodings)} new pools kept in {stem}", file=sys.stderr)
@@ -326,7 +326,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     e.add_argument(
         "--encodings",
-        help="folder of LoG encoding caches (logrerank.training.encode_cache; e.g. runs/enc): "
+        help="folder of LoG encoding caches (logrerank.training.log.encode_cache; e.g. runs/enc): "
         "pools this checkpoint's local stage already encoded are read, not re-encoded",
     )
     e.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -30,7 +30,7 @@ LIMIT_FLAGS = {
     "max_question_chars": "--max-question-chars",
     "max_upload_bytes": "--max-file-bytes",
 }
-"""Limits fields -> ``rerank`` flags (see :class:`logrerank.limits.Limits`)."""
+"""Limits fields -> ``rerank`` flags (see :class:`logrerank.inputs.limits.Limits`)."""
 
 
 def _score(value: float | None) -> str:
@@ -90,12 +90,12 @@ def format_ranking(ranking: Ranking, top: int = 10, width: int | None = None) ->
 
 
 def limits_from_args(args: argparse.Namespace):
-    """The :class:`~logrerank.limits.Limits` given by the ``--max-*`` flags (defaults otherwise).
+    """The :class:`~logrerank.inputs.limits.Limits` given by the ``--max-*`` flags (defaults otherwise).
 
     Raises:
         InputError: a flag that is not a positive integer (named in the message).
     """
-    from ..limits import DEFAULT_LIMITS, Limits
+    from ..inputs.limits import DEFAULT_LIMITS, Limits
 
     values = {}
     for field, flag in LIMIT_FLAGS.items():
@@ -120,7 +120,7 @@ def _check_writable(path: str) -> None:
 
 def cmd_rerank(args: argparse.Namespace) -> int:
     """Read the passages, rerank them with LoG, print (and optionally write) the ranking."""
-    from ..io import prepare_input, read_passages_file
+    from ..inputs.passages import prepare_input, read_passages_file
 
     limits = limits_from_args(args)
     question, passages = read_passages_file(args.passages, max_bytes=limits.max_upload_bytes)
@@ -158,7 +158,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Declare ``rerank`` and its options."""
-    from ..limits import DEFAULT_LIMITS as L
+    from ..inputs.limits import DEFAULT_LIMITS as L
 
     r = sub.add_parser(
         "rerank",

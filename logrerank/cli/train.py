@@ -58,8 +58,8 @@ def _sweep(args: argparse.Namespace, config: str) -> int:
     """``train global --sweep``: every stage-2 setting from one encoding, the best saved."""
     if args.task != "global":
         raise InputError(f"--sweep compares stage-2 settings: use `train global`, not {args.task}")
-    from ..training.config import TrainConfig
-    from ..training.sweep import SETTINGS, sweep_global, sweep_plan
+    from ..training.log.log_config import TrainConfig
+    from ..training.log.sweep import SETTINGS, sweep_global, sweep_plan
 
     names = [n.strip() for n in (args.settings or ",".join(SETTINGS)).split(",") if n.strip()]
     unknown = [n for n in names if n not in SETTINGS]
@@ -78,14 +78,14 @@ def _sweep(args: argparse.Namespace, config: str) -> int:
 
 def cmd_tune_score(args: argparse.Namespace) -> int:
     """Choose the score adjustments on the selection sets; write them unless ``--dry-run``."""
-    from ..training.score_tuning import tune_lexical, tune_score
+    from ..training.log.score_tuning import tune_lexical, tune_score
 
     if not (Path(args.checkpoint) / "config.json").is_file():
         raise InputError(f"{args.checkpoint} is not a checkpoint folder (no config.json)")
     if args.citint_train < 1:
         raise InputError("--citint-train must be >= 1")
     if args.paper_route:
-        from ..training.route_tuning import tune_paper_route
+        from ..training.log.route_tuning import tune_paper_route
 
         result = tune_paper_route(args.checkpoint, write=not args.dry_run, command=_command())
         print(json.dumps(result, indent=1, default=str))
@@ -168,6 +168,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="choose only score.paper_global_weight (graph vs local-only weight in pools titled "
         "by paper titles) on scientific training pools cached under runs/enc "
-        "(logrerank/training/route_tuning.py); the other score settings are kept",
+        "(logrerank/training/log/route_tuning.py); the other score settings are kept",
     )
     s.set_defaults(func=cmd_tune_score)

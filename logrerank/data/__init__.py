@@ -15,7 +15,6 @@ Typical use::
     examples, stats = load_benchmark("scifact")  # SciFact dev, 50 candidates per claim
 """
 
-from logrerank.baselines.bm25 import BM25_PARAMS
 from logrerank.data.citation_integrity import read_citation_integrity
 from logrerank.data.cl_scisumm import read_cl_scisumm
 from logrerank.data.common import default_data_root
@@ -35,6 +34,7 @@ from logrerank.data.role_corpora import (
 )
 from logrerank.data.schema import ROLES, Doc, Example, RoleExample
 from logrerank.data.scifact import read_scifact, read_scifact_corpus
+from logrerank.text.bm25 import BM25_PARAMS
 
 __all__ = [
     "BENCHMARKS",

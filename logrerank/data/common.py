@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from logrerank.resources import data_root
-from logrerank.segment import split_sentences as split_spans
+from logrerank.text.segment import split_sentences as split_spans
 
 
 def default_data_root() -> Path:
@@ -46,7 +46,7 @@ def _split_cached(text: str) -> tuple[str, ...]:
 def split_sentences(text: str) -> list[str]:
     """Split a paragraph into sentence strings (stripped, empty ones dropped).
 
-    Uses the project's segmenter (:func:`logrerank.segment.split_sentences`). Results are
+    Uses the project's segmenter (:func:`logrerank.text.segment.split_sentences`). Results are
     memoised per text (bounded LRU), since the readers split the same abstracts on every load.
 
     Args:

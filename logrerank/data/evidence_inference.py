@@ -12,7 +12,7 @@ blank lines separate sections. Tables are flattened to one cell per line, so a l
 *table line* when it has fewer than :data:`TABLE_LINE_WORDS` words and does not end with
 ``.``/``!``/``?``; a run of table lines is one block whose units join consecutive lines up to
 :data:`TABLE_UNIT_CHARS` characters. A prose line is split into sentences by the project's
-segmenter (:func:`logrerank.segment.split_sentences`, the splitter behind
+segmenter (:func:`logrerank.text.segment.split_sentences`, the splitter behind
 :func:`logrerank.data.common.split_sentences`). Blocks of a section then become passages:
 a passage collects consecutive blocks until it holds at least :data:`MIN_SENTENCES` units
 (never more than :data:`MAX_SENTENCES`), and a block longer than :data:`MAX_SENTENCES` is cut
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from logrerank.data.schema import Doc, Example
-from logrerank.segment import split_sentences
+from logrerank.text.segment import split_sentences
 
 #: Splits of the public data (by article); ``test`` is evaluation only.
 SPLITS = ("train", "validation", "test")

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from logrerank.baselines.bm25 import BM25_PARAMS
 from logrerank.data.schema import Doc
+from logrerank.text.bm25 import BM25_PARAMS
 
 
 def doc_index_text(doc: Doc) -> str:

@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from logrerank.baselines.bm25 import BM25_PARAMS
 from logrerank.data.citation_integrity import read_citation_integrity
 from logrerank.data.cl_scisumm import read_cl_scisumm
 from logrerank.data.common import default_data_root
@@ -40,6 +39,7 @@ from logrerank.data.pubmedqa import read_pubmedqa
 from logrerank.data.schema import Doc, Example
 from logrerank.data.scifact import read_scifact
 from logrerank.resources import cache_dir
+from logrerank.text.bm25 import BM25_PARAMS
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 PubMedQA's abstracts come without their conclusion; the withheld conclusion is the question's
 ``long_answer``. The sentences of the abstract closest to it (by ROUGE-1 F1) are likely the
 evidence, so they serve as silver rationale sentences for stage-1 training
-(source ``"pubmedqa-silver"`` in :class:`logrerank.training.config.TrainConfig`).
+(source ``"pubmedqa-silver"`` in :class:`logrerank.training.log.log_config.TrainConfig`).
 
 Leakage rule: only the non-test questions are used, and every candidate whose doc id is one of
 the 500 official PubMedQA test PMIDs is removed from the pool, so no test abstract is seen in

@@ -162,7 +162,7 @@ def _timed(rows: list[dict[str, Any]]) -> list[float]:
 def results_markdown(result: dict[str, Any], k: int, coverage_ks: tuple[int, ...] = ()) -> str:
     """One row per ranker: passage and sentence Recall/MAP/nDCG@k, the sentence-side evidence
     coverage (S-cov@5) and distinct passages (S-dist@k), passage coverage, seconds/query. A
-    ranker whose sentences were selected (:mod:`logrerank.selection`) gets a second row, "(score
+    ranker whose sentences were selected (:mod:`logrerank.ranking.selection`) gets a second row, "(score
     order)", with its sentence metrics in the plain score order."""
     cov = SENT_COVERAGE_K
     cols = [f"P-R@{k}", f"P-MAP@{k}", f"P-nDCG@{k}", f"S-R@{k}", f"S-MAP@{k}", f"S-nDCG@{k}"]

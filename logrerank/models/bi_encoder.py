@@ -9,8 +9,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .. import backbone as bb
-from ..tokenize import pad_encoded, pad_length
+from ..local import backbone as bb
+from ..local.tokenize import pad_encoded, pad_length
 
 PAD_MULTIPLE = 32
 """Default ``pad_multiple`` of the bi-encoder and the cross-encoder, in tokens: few distinct

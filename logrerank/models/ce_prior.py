@@ -10,10 +10,10 @@ pooling, L2 norm), so nothing extra is stored: the checkpoint's ``logrerank_delt
 ``"prior": {"scale": s, "max_length": n}``.
 
 A second, optional prior is lexical: ``w * minmax(BM25)`` over the texts a ranker scores for
-one query (the ``passage_bm25`` input LoG's global stage reads, :mod:`logrerank.lexical`),
-added by the rankers (:func:`logrerank.baselines.cross_encoder.add_lexical`), since it needs
+one query (the ``passage_bm25`` input LoG's global stage reads, :mod:`logrerank.text.lexical`),
+added by the rankers (:func:`logrerank.baselines.cross_encoder_ranker.add_lexical`), since it needs
 the pool. Its weight ``w`` is tuned on held-out TRAIN queries after training
-(:mod:`logrerank.training.cross_encoder_lexical`) and recorded as ``"lexical": {"weight": w}``.
+(:mod:`logrerank.training.cross_encoder.lexical_prior`) and recorded as ``"lexical": {"weight": w}``.
 
 The priors put a prior-anchored model's logits around 10-20, where a plain sigmoid reads 1.000
 for every candidate. The same tuning run therefore fits a Platt calibration
@@ -154,7 +154,7 @@ class BiEncoderPrior:
     def __init__(
         self, config: PriorConfig, base: str | None, device: Any = "cpu", precision: str = "auto"
     ):
-        from ..backbone import resolve
+        from ..local.backbone import resolve
         from .bi_encoder import BiEncoder
 
         self.config = config

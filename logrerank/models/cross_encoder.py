@@ -14,7 +14,7 @@ exists, else the packaged all-MiniLM-L6-v2 with a fresh, seeded regression head
 (``trained = False``: its scores are not meaningful yet). :func:`pair_text` is what it reads for a passage.
 
 The rankers built on it (the cross-encoder alone, the cross-encoder stage) are in
-:mod:`logrerank.baselines.cross_encoder` and :mod:`logrerank.baselines.cross_encoder_stage`.
+:mod:`logrerank.baselines.cross_encoder_ranker` and :mod:`logrerank.baselines.cross_encoder_stage`.
 Nothing is downloaded and no pickle is ever loaded.
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from ..backbone import (
+from ..local.backbone import (
     PACKAGED,
     autocast,
     autocast_dtype,
@@ -36,10 +36,10 @@ from ..backbone import (
     packaged_path,
     pick_device,
 )
-from ..memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
+from ..local.memory import TRIM_BUDGET_MB, HeapBudget, trim_heap
+from ..local.tokenize import pad_encoded, pad_length
 from ..resources import checkpoint_dir
 from ..runtime.ce_runtime import classifier_runtime
-from ..tokenize import pad_encoded, pad_length
 from ..types import Passage
 from .bi_encoder import PAD_MULTIPLE
 from .ce_prior import BiEncoderPrior, calibration_from_meta, lexical_from_meta, prior_from_meta
@@ -130,14 +130,14 @@ class CrossEncoder:
         runtime_backend: the ONNX Runtime session (:mod:`logrerank.runtime.ce_runtime`) or
             None (torch); ``runtime_warning`` says why a requested runtime fell back to torch.
         trim_budget_mb: growth of the resident memory within one :meth:`predict` above which
-            the heap is trimmed after a batch (:class:`~logrerank.memory.HeapBudget`).
+            the heap is trimmed after a batch (:class:`~logrerank.local.memory.HeapBudget`).
         pad_multiple: each batch is padded to a multiple of this many tokens (at most
             ``max_length``); see ``__init__``.
         prior: the bi-encoder prior added to every logit
             (:class:`~logrerank.models.ce_prior.BiEncoderPrior`) of a prior-anchored delta
             checkpoint, else None.
         lexical_weight: weight of the lexical prior the rankers add over a query's texts
-            (``w * minmax(BM25)``; :func:`~logrerank.baselines.cross_encoder.add_lexical`), 0.0
+            (``w * minmax(BM25)``; :func:`~logrerank.baselines.cross_encoder_ranker.add_lexical`), 0.0
             for a model without one.
         calibration: ``(a, b)`` of the reported score ``sigmoid(a * logit + b)`` (a Platt fit
             on held-out TRAIN logits, :func:`~logrerank.models.ce_prior.fit_platt`); ``(1, 0)``
@@ -314,7 +314,7 @@ class CrossEncoder:
             for i, v in zip(idx, vals):
                 out[i] = float(v)
             del logits, batch
-            budget.check()  # bounded growth on large inputs (logrerank/memory.py)
+            budget.check()  # bounded growth on large inputs (logrerank/local/memory.py)
         trim_heap()  # keep a long-running process's RSS flat
         return out
 

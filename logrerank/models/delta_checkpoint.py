@@ -2,7 +2,7 @@
 
 The project's cross-encoder is the packaged all-MiniLM-L6-v2 fine-tuned as a
 ``BertForSequenceClassification`` with one output, of which only the top layers, the pooler and
-the classifier train (:mod:`logrerank.training.cross_encoder`). Its checkpoint folder therefore
+the classifier train (:mod:`logrerank.training.cross_encoder.ce_train`). Its checkpoint folder therefore
 stores only what differs from the base::
 
     config.json            the sequence-classification config (num_labels = 1)
@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from ..backbone import PACKAGED, resolve
+from ..local.backbone import PACKAGED, resolve
 
 DELTA_WEIGHTS = "delta.safetensors"
 """File name of the stored (trained) tensors in a delta checkpoint."""

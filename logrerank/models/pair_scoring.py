@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from ..backbone import autocast, autocast_dtype
+from ..local.backbone import autocast, autocast_dtype
 
 
 def encode_pairs(

@@ -8,7 +8,7 @@ separate classifier answers that question from the question alone. Its features 
 bundled role tagger's log-probabilities for the question read as a one-sentence abstract
 (:class:`TaggerFeatures`; the tagger is the packaged all-MiniLM-L6-v2 with its top two layers
 fine-tuned on sentence-role corpora, :mod:`logrerank.models.role_tagger`), and a trained linear
-head maps them to the intent (:mod:`logrerank.training.intent`, ``logrerank train intent``). The
+head maps them to the intent (:mod:`logrerank.training.intent.intent_train`, ``logrerank train intent``). The
 head starts as the identity (the tagger's own reading of the question), trains on labelled
 abstract sentences read alone, and its epoch (the identity included) is chosen on weakly
 labelled validation questions, whose label is the role of their gold evidence sentences.

@@ -3,7 +3,7 @@
 The paper runs a pretrained scientific facet model (UniFAR) over every training sentence to get a
 soft role distribution, which supervises the role head through the KL term of eq. 21. UniFAR is
 not available here, so the project trains a substitute on public sentence-role corpora (train
-splits only; :mod:`logrerank.training.roles`).
+splits only; :mod:`logrerank.training.roles.tagger_train`).
 
 Model: the packaged all-MiniLM-L6-v2 encoder (only its top ``trainable_layers`` layers are
 fine-tuned) encodes each abstract jointly, ``[CLS] [SEP] s_1 [SEP] s_2 ... [SEP]`` (eq. 1 with an
@@ -35,9 +35,9 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .. import backbone as bb
 from ..config import ROLE_NAMES, ConfigError
-from ..tokenize import Window, batches, collate, tokenize
+from ..local import backbone as bb
+from ..local.tokenize import Window, batches, collate, tokenize
 from .role_checkpoint import (
     check_fingerprint,
     check_tensors,
@@ -185,7 +185,7 @@ class RoleTagger(nn.Module):
         """Role logits ``[M, 3]`` for the sentences of a collated batch (window order).
 
         Args:
-            batch: output of :func:`logrerank.tokenize.collate`.
+            batch: output of :func:`logrerank.local.tokenize.collate`.
             lower: optional cached output of the frozen lower part, ``[B, L, d]`` (padded like
                 ``batch``); then only the trainable top layers run.
         """

@@ -1,7 +1,7 @@
 """The ONNX runtime of LoG's local stage: which layers it runs and when it is (re)built.
 
 :class:`LocalRuntime` holds the ONNX Runtime sessions of one
-:class:`~logrerank.local.LocalScorer`: in isolated mode the frozen packaged layers (on packed
+:class:`~logrerank.local.scorer.LocalScorer`: in isolated mode the frozen packaged layers (on packed
 rows or windows, as ``LocalScorer._frozen_layers`` gets them) and the trainable joint top
 layer; without isolated layers the whole joint encoder. The scorer calls it through its
 ``runtime_backend`` attribute, in eval mode only and only while its weights are those the
@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..local_batches import params_key
+from ..local.batches import params_key
 from . import RuntimeUnavailable, check_runtime, warn_fallback
 from .bert_graph import encoder_graph, frozen_graph, graph_settings, joint_graph
 from .onnx_models import ensure_exported, run, session, weights_key
@@ -31,7 +31,7 @@ class LocalRuntime:
     """ONNX Runtime sessions for the transformer layers of one local scorer.
 
     Args:
-        scorer: the :class:`~logrerank.local.LocalScorer` (eval mode, on CPU).
+        scorer: the :class:`~logrerank.local.scorer.LocalScorer` (eval mode, on CPU).
         runtime: ``"onnx"`` or ``"onnx-int8"``.
 
     Raises:
@@ -142,7 +142,7 @@ def sync_local_runtime(model: Any) -> RuntimeState:
             except Exception as exc:  # missing package, unsupported backbone, export error
                 warning = warn_fallback(requested, _reason(exc))
         state = RuntimeState(requested, key, backend, warning)
-        model.caches.runtime = state  # logrerank.local_batches.LocalCaches: not saved
+        model.caches.runtime = state  # logrerank.local.batches.LocalCaches: not saved
     scorer.runtime_backend = state.backend
     return state
 

@@ -1,5 +1,5 @@
 """Folds, per-query rows and tables of the cross-validated stage-2 run
-(:mod:`logrerank.training.graph_cv`).
+(:mod:`logrerank.training.log.graph_cv`).
 
 Folds are over the multi-hop questions, assigned by a hash of ``source:qid`` (independent of
 file order). The rows and ``results.json`` files have the layout ``logrerank eval --out``
@@ -79,7 +79,7 @@ def score_encoded(model, pools, coverage=COVERAGE, **switches) -> list[dict[str,
 
 def baseline_rows(pools, coverage=COVERAGE) -> dict[str, list[dict[str, Any]]]:
     """BM25 and evidence-graph selector rows on the same pools (no neural model)."""
-    from ..baselines.bm25 import BM25Reranker
+    from ..baselines.bm25_ranker import BM25Reranker
     from ..baselines.evidence_graph import EvidenceGraphSelector
 
     rankers = {"bm25": BM25Reranker("passage"), "evidence-graph": EvidenceGraphSelector()}

@@ -5,27 +5,28 @@ type-checked and checked by the config's own :meth:`~logrerank.jsonconfig.JsonCo
 before anything loads), checks that the data files and input checkpoints it needs exist, and
 then either returns the plan (``dry_run``) or trains and returns the run summary.
 
-=================  ===========================================  ================================
-task               config class                                 trains
-=================  ===========================================  ================================
-``local``          :class:`~logrerank.training.config.          stage 1 (:mod:`~logrerank.
-                   TrainConfig` (``stage = "local"``)           training.local_stage`)
-``global``         the same (``stage = "global"``)              stage 2 (:mod:`~logrerank.
-                                                                training.global_stage`)
-``passage``        :class:`~logrerank.training.passage_stage.  the learned passage score
-                   PassageTrainConfig`                          (frozen LoG; :mod:`~logrerank.
-                                                                training.passage_stage`)
-``crossencoder``   :class:`~logrerank.training.                 the cross-encoder baseline
-                   cross_encoder_config.CrossEncoderTrainConfig`
-``roles``          :class:`~logrerank.models.role_tagger_       the role tagger (:mod:`~logrerank.
-                   config.RoleTaggerConfig`                     training.roles`)
-``intent``         :class:`~logrerank.training.intent.          the question-intent classifier
-                   IntentTrainConfig`                           (:mod:`~logrerank.training.intent`)
-=================  ===========================================  ================================
+==================  ============================================  ==============================
+task                config class                                  trains
+==================  ============================================  ==============================
+``local``           ``training.log.log_config.TrainConfig``       stage 1
+                    (``stage = "local"``)                         (``training.log.local_stage``)
+``global``          the same (``stage = "global"``)               stage 2
+                                                                  (``training.log.global_stage``)
+``passage``         ``training.log.passage_stage.                 the learned passage score
+                    PassageTrainConfig``                          (``training.log.passage_stage``)
+``crossencoder``    ``training.cross_encoder.ce_config.           the cross-encoder baseline
+                    CrossEncoderTrainConfig``                     (``training.cross_encoder``)
+``roles``           ``models.role_tagger_config.                  the role tagger
+                    RoleTaggerConfig``                            (``training.roles``)
+``intent``          ``training.intent.intent_train.               the question-intent classifier
+                    IntentTrainConfig``                           (``training.intent``)
+==================  ============================================  ==============================
+
+(module paths under ``logrerank.``)
 
 A ``global`` config whose ``stage`` field is ``"global-multihop"`` is a :class:`~logrerank.
-training.graph_cv_config.GraphCVConfig`: stage 2 cross-validated on multi-passage pools
-(:mod:`~logrerank.training.graph_cv`; ``steps`` picks ``cv``, ``final`` and ``eval``, all three
+training.log.graph_cv_config.GraphCVConfig`: stage 2 cross-validated on multi-passage pools
+(:mod:`~logrerank.training.log.graph_cv`; ``steps`` picks ``cv``, ``final`` and ``eval``, all three
 by default).
 """
 
@@ -49,7 +50,7 @@ def _load(task: str, config_path: str | os.PathLike[str], overrides: list[str]) 
     if task == "global":
         import json
 
-        from .graph_cv_config import GraphCVConfig, is_graph_cv_config
+        from .log.graph_cv_config import GraphCVConfig, is_graph_cv_config
 
         try:
             raw = json.loads(Path(config_path).read_text(encoding="utf-8"))
@@ -58,22 +59,22 @@ def _load(task: str, config_path: str | os.PathLike[str], overrides: list[str]) 
         if is_graph_cv_config(raw):
             return GraphCVConfig.from_dict(raw).override(overrides)
     if task in ("local", "global"):
-        from .config import TrainConfig
+        from .log.log_config import TrainConfig
 
         cfg = TrainConfig.load(config_path).override(overrides)
         if cfg.stage != task:
             raise ConfigError(f"{config_path} is a {cfg.stage!r} config, not {task!r}")
         return cfg
     if task == "passage":
-        from .passage_stage import PassageTrainConfig
+        from .log.passage_stage import PassageTrainConfig
 
         return PassageTrainConfig.load(config_path).override(overrides)
     if task == "crossencoder":
-        from .cross_encoder_config import CrossEncoderTrainConfig
+        from .cross_encoder.ce_config import CrossEncoderTrainConfig
 
         return CrossEncoderTrainConfig.load(config_path).override(overrides)
     if task == "intent":
-        from .intent import IntentTrainConfig
+        from .intent.intent_train import IntentTrainConfig
 
         return IntentTrainConfig.load(config_path).override(overrides)
     from ..models.role_tagger_config import RoleTaggerConfig
@@ -110,7 +111,7 @@ def _plan(task: str, cfg: Any) -> dict[str, Any]:
                 "output": cfg.out, "state_dir": cfg.cache_dir}  # fmt: skip
     if task in ("local", "global", "crossencoder"):
         from ..data.common import default_data_root
-        from .data import train_data_files
+        from .queries import train_data_files
 
         root = default_data_root()
         files = train_data_files(cfg.sources, root)
@@ -131,13 +132,13 @@ def _plan(task: str, cfg: Any) -> dict[str, Any]:
                 ) from None
         out, state = cfg.out, cfg.state_dir
     elif task == "crossencoder":
-        from ..backbone import resolve
+        from ..local.backbone import resolve
 
         inputs["base"] = resolve(cfg.base)
         out, state = cfg.out, cfg.state_dir
     else:
         from ..models.role_checkpoint import default_checkpoint_dir
-        from .roles_data import role_data_root, role_split_path
+        from .roles.tagger_data import role_data_root, role_split_path
 
         root = role_data_root(cfg.data_root)
         splits = [(s, "train") for s in cfg.sources]
@@ -199,9 +200,9 @@ def _cv_plan(cfg: Any) -> dict[str, Any]:
     """The multi-hop stage-2 plan, after checking its init checkpoint, the training sources'
     data files and (unless ``encode``) their cached encodings."""
     from ..data.common import default_data_root
-    from .data import train_data_files
-    from .encode_cache import cache_stem
-    from .graph_cv import plan
+    from .log.encode_cache import cache_stem
+    from .log.graph_cv import plan
+    from .queries import train_data_files
 
     _checkpoint(cfg.init, "init (the stage-1 checkpoint)")
     root = default_data_root()
@@ -218,7 +219,7 @@ def _cv_plan(cfg: Any) -> dict[str, Any]:
 
 
 def _is_cv(cfg: Any) -> bool:
-    from .graph_cv_config import GraphCVConfig
+    from .log.graph_cv_config import GraphCVConfig
 
     return isinstance(cfg, GraphCVConfig)
 
@@ -260,7 +261,7 @@ def run_training(
     if dry_run:
         return {**plan, "dry_run": True}
     if _is_cv(cfg):
-        from . import graph_cv
+        from .log import graph_cv
 
         summary: dict[str, Any] = {}
         for step in [s for s in ("cv", "final", "eval") if s in steps or not steps]:
@@ -272,25 +273,25 @@ def run_training(
                 summary["eval"] = graph_cv.run_dev_eval(cfg)["aggregate"]
         return summary
     if task == "local":
-        from .local_stage import train_local
+        from .log.local_stage import train_local
 
         return train_local(cfg)
     if task == "global":
-        from .global_stage import train_global
+        from .log.global_stage import train_global
 
         return train_global(cfg)
     if task == "passage":
-        from .passage_stage import train_passage_head
+        from .log.passage_stage import train_passage_head
 
         return train_passage_head(cfg, command)
     if task == "crossencoder":
-        from .cross_encoder import train_crossencoder
+        from .cross_encoder.ce_train import train_crossencoder
 
         return train_crossencoder(cfg)
     if task == "intent":
-        from .intent import train_intent
+        from .intent.intent_train import train_intent
 
         return train_intent(cfg, command)
-    from .roles import train_roles
+    from .roles.tagger_train import train_roles
 
     return train_roles(cfg)

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from logrerank.training.score_tuning import BETAS, WEIGHTS, score
+from logrerank.training.log.score_tuning import BETAS, WEIGHTS, score
 
 
 def main(folder: str) -> None:

@@ -102,7 +102,7 @@ def graph_frame(page):
 
 def expected_sentences(name: str) -> int:
     from logrerank.app import handlers as ui
-    from logrerank.segment import passage_spans
+    from logrerank.text.segment import passage_spans
 
     _, text = ui.load_example(name)
     return sum(len(passage_spans(p)) for p in ui.parse_input(text, None)[1])

@@ -70,7 +70,7 @@ def test_eval_smoke_multihop_coverage(tmp_path: Path):
 
 @pytest.mark.slow
 def test_bi_encoder_real_backbone():
-    from logrerank.baselines.bi_encoder import BiEncoderRanker
+    from logrerank.baselines.bi_encoder_ranker import BiEncoderRanker
 
     r = BiEncoderRanker("sentence").rank("Does aspirin prevent heart attacks?", PASSAGES)
     assert r.sentences[0].passage_idx == 0

@@ -3,8 +3,8 @@
 Each check runs two fresh subprocesses with different ``PYTHONHASHSEED`` values (the order in
 which sets and dicts of strings iterate) and the machine's default torch thread count. Causes
 this guards against: a timing probe that chose bf16 or fp32 for ``precision: "auto"`` per
-process (:func:`logrerank.backbone.cpu_bf16_is_faster` now reads the hardware only), and the
-shared-term link weights summed in a hash-seed dependent order (:mod:`logrerank.links`).
+process (:func:`logrerank.local.backbone.cpu_bf16_is_faster` now reads the hardware only), and the
+shared-term link weights summed in a hash-seed dependent order (:mod:`logrerank.graph.links`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ EXAMPLE = ROOT / "logrerank" / "app" / "examples" / "vitamin_d_fractures.json"
 
 LINKS_SCRIPT = """
 import json
-from logrerank.links import shared_term_edges
-from logrerank.text_match import normalize_tokens
+from logrerank.graph.links import shared_term_edges
+from logrerank.text.match import normalize_tokens
 words = (
     "cholecalciferol parathyroid osteomalacia ergocalciferol hypercalcaemia bisphosphonate "
     "teriparatide denosumab calcitriol osteoclast sarcopenia romosozumab alendronate "

@@ -109,7 +109,7 @@ def test_guard_can_allow_loopback() -> None:
 
 
 def test_tiny_model_load_and_rerank_in_process(tiny_model, tmp_path) -> None:
-    from logrerank.backbone import load_tokenizer
+    from logrerank.local.backbone import load_tokenizer
     from logrerank.pipeline import LoGReranker
 
     ckpt = tiny_model.save_pretrained(tmp_path / "log")
@@ -126,7 +126,7 @@ def test_cold_process_load_and_rerank_make_no_network_call(tiny_model, tiny_dir,
     """Fresh interpreter, no HF_*_OFFLINE variables: import, load, rerank, save."""
     ckpt = tiny_model.save_pretrained(tmp_path / "log")
     code = f"""
-from logrerank.backbone import load_tokenizer, load_encoder
+from logrerank.local.backbone import load_tokenizer, load_encoder
 from logrerank.pipeline import LoGReranker
 from logrerank.rankers import Models, build_rankers
 tok = load_tokenizer(None)

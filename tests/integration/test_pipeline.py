@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from logrerank.config import ScoreConfig
-from logrerank.graph import Relation
+from logrerank.graph.sentence_graph import Relation
 from logrerank.pipeline import LoGReranker
 from tests.helpers import check_ranking, scores
 

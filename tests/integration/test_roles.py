@@ -13,7 +13,7 @@ import torch
 from logrerank.checkpoint import CONFIG_NAME, WEIGHTS_NAME
 from logrerank.models.role_checkpoint import default_checkpoint_dir
 from logrerank.models.role_tagger import RoleTagger
-from logrerank.training.roles_eval import evaluate_roles
+from logrerank.training.roles.tagger_eval import evaluate_roles
 
 
 def _shipped() -> Path:

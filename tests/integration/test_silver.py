@@ -10,8 +10,8 @@ import pytest
 
 from logrerank.data.common import default_data_root
 from logrerank.data.silver import SILVER_SOURCE, pubmedqa_test_ids
-from logrerank.training import config as tc
-from logrerank.training import data as td
+from logrerank.training import queries as td
+from logrerank.training.log import log_config as tc
 
 
 @pytest.mark.data

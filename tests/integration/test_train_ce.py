@@ -30,7 +30,7 @@ def test_shipped_checkpoint_is_small_delta():
 def test_shipped_checkpoint_loads_and_ranks(tokenizer):
     """The shipped model is prior-anchored with a lexical prior: its logit is the trained
     correction + 20 x the bi-encoder cosine (+ the rankers' lexical term), and it ranks."""
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
     from logrerank.models.cross_encoder import CrossEncoder
 
     q = "Insulin lowers blood glucose."
@@ -55,7 +55,7 @@ def test_shipped_scores_are_calibrated_not_saturated():
     """The shipped model's logits sit around 10-20 (20 x cosine + correction + lexical), where a
     plain sigmoid reads 1.000 for every candidate; its recorded Platt calibration (fit on
     held-out TRAIN candidates) spreads the reported scores, in the same order."""
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
     from logrerank.models.cross_encoder import CrossEncoder, sigmoid
 
     ce = CrossEncoder(SHIPPED, device="cpu", precision="fp32")

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from logrerank.baselines.base import Ranker, minmax
-from logrerank.baselines.bm25 import BM25Reranker, bm25_scores, lexical_signal
+from logrerank.baselines.base import Ranker
+from logrerank.baselines.bm25_ranker import BM25Reranker, lexical_signal
 from logrerank.cli import main
 from logrerank.data.schema import Doc, Example
 from logrerank.evaluation.evaluate import evaluate, results_markdown, write_results
 from logrerank.rankers import RANKERS, FirstPassRanker, build_rankers
+from logrerank.text.bm25 import bm25_scores, minmax
 from logrerank.types import InputError
 
 PASSAGES = [

@@ -11,9 +11,9 @@ import pytest
 
 from logrerank import cli
 from logrerank.jsonconfig import ConfigError, deep_merge
-from logrerank.training.config import TrainConfig
-from logrerank.training.data import TRAIN_FILES
-from logrerank.training.graph_cv_config import GraphCVConfig
+from logrerank.training.log.graph_cv_config import GraphCVConfig
+from logrerank.training.log.log_config import TrainConfig
+from logrerank.training.queries import TRAIN_FILES
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = str(ROOT / "configs" / "local.json")

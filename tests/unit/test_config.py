@@ -137,8 +137,8 @@ def test_every_field_has_a_default_and_is_serialisable() -> None:
 
 def _configs():
     from logrerank.models.role_tagger_config import RoleTaggerConfig
-    from logrerank.training.config import TrainConfig
-    from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
+    from logrerank.training.cross_encoder.ce_config import CrossEncoderTrainConfig
+    from logrerank.training.log.log_config import TrainConfig
 
     return {
         "log": LoGConfig,
@@ -207,7 +207,7 @@ def test_override_refuses_bad_items(kind, item) -> None:
 
 
 def test_override_names_the_bad_value_in_the_check_message() -> None:
-    from logrerank.training.config import TrainConfig
+    from logrerank.training.log.log_config import TrainConfig
 
     with pytest.raises(ConfigError, match="got 'aligend'"):
         TrainConfig().override(["pairs=aligend"])
@@ -217,8 +217,8 @@ def test_override_names_the_bad_value_in_the_check_message() -> None:
 
 def test_override_applies_typed_values() -> None:
     from logrerank.models.role_tagger_config import RoleTaggerConfig
-    from logrerank.training.config import TrainConfig
-    from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
+    from logrerank.training.cross_encoder.ce_config import CrossEncoderTrainConfig
+    from logrerank.training.log.log_config import TrainConfig
 
     cfg = LoGConfig().override(["graph.tau_sim=1", "global.hidden=64", "device=cpu"])
     assert cfg.graph.tau_sim == 1.0 and isinstance(cfg.graph.tau_sim, float)
@@ -249,8 +249,8 @@ def test_shipped_run_configs_load() -> None:
     from pathlib import Path
 
     from logrerank.models.role_tagger_config import RoleTaggerConfig
-    from logrerank.training.config import TrainConfig
-    from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
+    from logrerank.training.cross_encoder.ce_config import CrossEncoderTrainConfig
+    from logrerank.training.log.log_config import TrainConfig
 
     configs = Path(__file__).resolve().parents[2] / "configs"
     for path in sorted(configs.glob("*.json")):
@@ -258,13 +258,17 @@ def test_shipped_run_configs_load() -> None:
             CrossEncoderTrainConfig.load(path)
         elif path.name == "roles.json":
             RoleTaggerConfig.load(path)
+        elif path.name == "intent.json":
+            from logrerank.training.intent.intent_train import IntentTrainConfig
+
+            IntentTrainConfig.load(path)
         elif path.name == "passage.json":
-            from logrerank.training.passage_stage import PassageTrainConfig
+            from logrerank.training.log.passage_stage import PassageTrainConfig
 
             PassageTrainConfig.load(path)
         elif path.name == "global-multihop.json":
             from logrerank.config import LoGConfig
-            from logrerank.training.graph_cv_config import GraphCVConfig
+            from logrerank.training.log.graph_cv_config import GraphCVConfig
 
             cv = GraphCVConfig.load(path)
             base = LoGConfig().to_dict()
@@ -280,9 +284,9 @@ def test_training_outputs_default_under_runs() -> None:
     from pathlib import Path
 
     from logrerank.models.role_tagger_config import RoleTaggerConfig
-    from logrerank.training.config import TrainConfig
-    from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
-    from logrerank.training.graph_cv_config import GraphCVConfig
+    from logrerank.training.cross_encoder.ce_config import CrossEncoderTrainConfig
+    from logrerank.training.log.graph_cv_config import GraphCVConfig
+    from logrerank.training.log.log_config import TrainConfig
 
     outs = [TrainConfig().out, CrossEncoderTrainConfig().out, GraphCVConfig().out]
     outs.append(RoleTaggerConfig().out_dir)
@@ -297,7 +301,7 @@ def test_benchmark_sources_match_the_pools() -> None:
     """Stage-1 sources are benchmarks with a train split; evinf and scisumm train pools feed
     the passage head and stage 2 (through the encoding cache), not stage 1."""
     from logrerank.data.pools import BENCHMARKS
-    from logrerank.training.config import BENCHMARK_SOURCES
+    from logrerank.training.log.log_config import BENCHMARK_SOURCES
 
     with_train = {n for n, (_, splits) in BENCHMARKS.items() if "train" in splits}
     assert set(BENCHMARK_SOURCES) == with_train - {"evinf", "scisumm"}

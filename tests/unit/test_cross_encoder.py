@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from logrerank.baselines.base import Ranker
-from logrerank.baselines.cross_encoder import CrossEncoderRanker
+from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
 from logrerank.baselines.cross_encoder_stage import CrossEncoderStage
 from logrerank.models import cross_encoder as ce_mod
 from logrerank.models.cross_encoder import (
@@ -28,7 +28,7 @@ from logrerank.models.cross_encoder import (
     pair_text,
     sigmoid,
 )
-from logrerank.segment import split_sentences
+from logrerank.text.segment import split_sentences
 from logrerank.types import InputError, Passage, Ranking
 
 SEED = 4321
@@ -594,7 +594,7 @@ def test_eval_memo_scores_each_pair_once_and_changes_nothing(tiny_ce_dir) -> Non
 
 
 def test_predict_trims_the_heap_at_the_end_and_when_over_budget(tiny_ce_dir, monkeypatch) -> None:
-    from logrerank import memory
+    from logrerank.local import memory
 
     calls = []
     monkeypatch.setattr(ce_mod, "trim_heap", lambda: calls.append("end") or True)
@@ -611,8 +611,10 @@ def test_predict_trims_the_heap_at_the_end_and_when_over_budget(tiny_ce_dir, mon
 
 
 def test_blend_is_the_stage_arithmetic_and_training_uses_it():
+    import inspect
+
     from logrerank.baselines.cross_encoder_stage import blend
-    from logrerank.training import cross_encoder_eval
+    from logrerank.training.cross_encoder import ce_eval as cross_encoder_eval
 
     ce, final, order = blend([1.0, 3.0, 2.0], [0.9, 0.5, 0.1], 0.5)
     assert ce == pytest.approx([0.0, 1.0, 0.5])
@@ -620,13 +622,16 @@ def test_blend_is_the_stage_arithmetic_and_training_uses_it():
     assert order == [1, 0, 2]
     _, final_tie, order_tie = blend([2.0, 2.0], [1.0, 1.0], 0.3)  # all tied: minmax gives 1.0
     assert final_tie == pytest.approx([1.0, 1.0]) and order_tie == [0, 1]
-    assert cross_encoder_eval.blend is blend  # one implementation for stage and training
+    # one implementation for stage and training (imported where it is used)
+    src = inspect.getsource(cross_encoder_eval.evaluate_held_out)
+    assert "from ...baselines.cross_encoder_stage import blend" in src
+    assert "def blend" not in inspect.getsource(cross_encoder_eval)
 
 
 def test_passages_without_text_rank_last_with_a_warning(tiny_ce_dir) -> None:
     """At passage and full level a passage with neither title nor text is not scored as if it
     were evidence: it ranks last and the ranking says so; all-empty input is refused."""
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker, sink
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker, sink
     from logrerank.types import InputError
 
     assert sink([3.0, 9.0, 1.0], [1]) == [3.0, 0.0, 1.0] and sink([2.0], []) == [2.0]

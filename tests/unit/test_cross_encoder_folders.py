@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from logrerank.app import state, viz
-from logrerank.baselines.bm25 import BM25Reranker
-from logrerank.baselines.cross_encoder import CrossEncoderRanker
+from logrerank.baselines.bm25_ranker import BM25Reranker
+from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
 from logrerank.baselines.cross_encoder_stage import CrossEncoderStage
 from logrerank.models.cross_encoder import CrossEncoder, CrossEncoderError, pair_text
 from logrerank.types import Passage

@@ -15,7 +15,7 @@ import pytest
 
 from logrerank.baselines.base import Ranker
 from logrerank.baselines.evidence_graph import EvidenceGraphSelector, bm25_relevance
-from logrerank.text_match import query_title_match, title_mentioned, title_tokens
+from logrerank.text.match import query_title_match, title_mentioned, title_tokens
 from logrerank.types import InputError, Passage, Ranking
 
 EXTRA_KEYS = {"relevance", "relevance_raw", "title_link", "query_title", "greedy_score", "step"}

@@ -19,10 +19,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from logrerank import cli
-from logrerank.backbone import BackboneError
-from logrerank.baselines.bm25 import BM25Reranker
+from logrerank.baselines.bm25_ranker import BM25Reranker
 from logrerank.baselines.cross_encoder_stage import CrossEncoderStage
 from logrerank.checkpoint import CONFIG_NAME, WEIGHTS_NAME, CheckpointError
+from logrerank.local.backbone import BackboneError
 from logrerank.models.cross_encoder import CrossEncoder
 from logrerank.pipeline import LoGReranker
 from logrerank.rankers import Models, build_rankers
@@ -173,7 +173,7 @@ def test_missing_or_truncated_backbone(checkpoint, tiny_dir, tmp_path) -> None:
 
 
 def test_backbone_errors_say_what_and_how_to_fix(tmp_path) -> None:
-    from logrerank.backbone import load_encoder, load_tokenizer, resolve
+    from logrerank.local.backbone import load_encoder, load_tokenizer, resolve
 
     gone = tmp_path / "gone"
     for load in (resolve, load_tokenizer, load_encoder):
@@ -289,7 +289,7 @@ def test_evidence_graph_ce_with_missing_model_degrades_to_bm25(tmp_path) -> None
 
 
 def test_evidence_graph_ce_transient_failure_recovers(tiny_ce_dir, monkeypatch) -> None:
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
     from logrerank.baselines.evidence_graph import EvidenceGraphSelector
 
     model = CrossEncoder(tiny_ce_dir, device="cpu", precision="fp32")

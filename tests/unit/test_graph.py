@@ -1,4 +1,4 @@
-"""Tests for logrerank.graph: typed adjacency (eq. 9) and similarity edges (eq. 10)."""
+"""Tests for logrerank.graph.sentence_graph: typed adjacency (eq. 9) and similarity edges (eq. 10)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 from torch_geometric.data import Data
 
 from logrerank.config import GraphConfig
-from logrerank.graph import (
+from logrerank.graph.sentence_graph import (
     ADJACENCY_RELATIONS,
     NUM_RELATIONS,
     Relation,
@@ -52,7 +52,7 @@ def graph(h, roles, z, passage_of, **cfg) -> Data:
 
 
 def test_eight_relations_seven_adjacency() -> None:
-    assert NUM_RELATIONS == 11  # the paper's 8 + 3 link relations (logrerank.links)
+    assert NUM_RELATIONS == 11  # the paper's 8 + 3 link relations (logrerank.graph.links)
     assert len(ADJACENCY_RELATIONS) == 7
     assert Relation.SIMILAR not in ADJACENCY_RELATIONS
 

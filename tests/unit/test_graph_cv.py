@@ -15,8 +15,8 @@ from logrerank.jsonconfig import ConfigError
 from logrerank.pipeline import ABLATIONS
 from logrerank.rankers import RANKERS, build_rankers
 from logrerank.training.cv import fold_of, grouped_folds
-from logrerank.training.encode_cache import load_encodings, save_encodings
-from logrerank.training.graph_cv_config import GraphCVConfig
+from logrerank.training.log.encode_cache import load_encodings, save_encodings
+from logrerank.training.log.graph_cv_config import GraphCVConfig
 
 QUERY = "Who directed the film that starred Mercury Rising actors?"
 PASSAGES = [
@@ -118,7 +118,7 @@ def test_cv_config_types_and_overrides(tmp_path):
 
 
 def test_cv_config_is_named_by_its_stage_field():
-    from logrerank.training.graph_cv_config import is_graph_cv_config
+    from logrerank.training.log.graph_cv_config import is_graph_cv_config
 
     assert GraphCVConfig().stage == "global-multihop"
     assert is_graph_cv_config(GraphCVConfig().to_dict())
@@ -163,7 +163,7 @@ def test_grouped_folds_keep_shared_golds_together():
 
 
 def test_cache_stem_names_limit_and_offset():
-    from logrerank.training.encode_cache import cache_stem
+    from logrerank.training.log.encode_cache import cache_stem
 
     assert cache_stem("d", "citint", "train", 40).name == "citint-train-40"
     assert cache_stem("d", "citint", "train", None).name == "citint-train-all"

@@ -1,4 +1,4 @@
-"""Tests for logrerank.layers: relation-aware GAT (eqs. 11-13) and GraphLayer (eq. 14)."""
+"""Tests for logrerank.graph.layers: relation-aware GAT (eqs. 11-13) and GraphLayer (eq. 14)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from logrerank.layers import GraphLayer, RelationAwareGATConv
+from logrerank.graph.layers import GraphLayer, RelationAwareGATConv
 
 N, D, H, C, R = 6, 8, 2, 3, 8
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from logrerank import cli
-from logrerank.io import decode_upload, prepare_input, read_passages_file
-from logrerank.limits import DEFAULT_LIMITS, Limits, apply_limits, clean_text, limit_question
+from logrerank.inputs.limits import DEFAULT_LIMITS, Limits, apply_limits, clean_text, limit_question
+from logrerank.inputs.passages import decode_upload, prepare_input, read_passages_file
 from logrerank.types import InputError, Passage
 
 Q = "Does aspirin prevent heart attacks?"
@@ -472,7 +472,7 @@ def test_cli_help_shows_limits(capsys) -> None:
 
 
 def test_non_latin_input_gets_a_notice_and_english_science_does_not() -> None:
-    from logrerank.io import non_latin_share, prepare_input
+    from logrerank.inputs.passages import non_latin_share, prepare_input
 
     assert non_latin_share("abc αβ") == (0.4, 5)
     _, _, notes = prepare_input("阿司匹林有效吗", ["Aspirin lowers the risk of stroke."])

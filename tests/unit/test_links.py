@@ -7,19 +7,25 @@ import dataclasses
 import pytest
 import torch
 
-from logrerank.background_df import background_df
 from logrerank.config import ConfigError, GlobalConfig, GraphConfig, LoGConfig
-from logrerank.global_model import GlobalReranker
-from logrerank.graph import NUM_RELATIONS, Relation, build_graph, edge_counts, relation_name
-from logrerank.lexical import lexical_features
-from logrerank.links import (
+from logrerank.graph.global_model import GlobalReranker
+from logrerank.graph.links import (
     content_terms,
     link_edges,
     mention_edges,
     passage_names,
     shared_term_edges,
 )
-from logrerank.text_match import normalize_tokens
+from logrerank.graph.sentence_graph import (
+    NUM_RELATIONS,
+    Relation,
+    build_graph,
+    edge_counts,
+    relation_name,
+)
+from logrerank.text.background_df import background_df
+from logrerank.text.lexical import lexical_features
+from logrerank.text.match import normalize_tokens
 
 
 def toks(texts):
@@ -112,7 +118,7 @@ def test_shared_term_threshold_and_passages():
     pof = [0, 1, 2, 3]
     index, w = shared_term_edges(toks(texts), pof, idf_threshold=0.5, top_k=4)
     assert pairs(*index.tolist()) == {(0, 2), (2, 0)}
-    # the weight is the term's background idf (logrerank.background_df)
+    # the weight is the term's background idf (logrerank.text.background_df)
     assert torch.allclose(w, torch.full((2,), background_df().idf("brca1")))
     index, _ = shared_term_edges(toks(texts), pof, idf_threshold=5.0, top_k=4)
     assert pairs(*index.tolist()) == {(0, 2), (2, 0)}  # two passages always count as few

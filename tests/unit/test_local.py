@@ -1,4 +1,4 @@
-"""Tests for logrerank.tokenize and logrerank.local: joint windows (eq. 1), span pooling,
+"""Tests for logrerank.local.tokenize and logrerank.local.scorer: joint windows (eq. 1), span pooling,
 heads (eqs. 2-6), and one training step through the local scorer and the global model (eqs. 22-23)."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import dataclasses
 import pytest
 import torch
 
-from logrerank.backbone import load_encoder
 from logrerank.config import GlobalConfig, GraphConfig, LocalConfig
-from logrerank.global_model import GlobalReranker
-from logrerank.graph import build_graph
-from logrerank.local import LocalScorer
-from logrerank.losses import preference_pairs
-from logrerank.tokenize import Window, batches, collate, pad_encoded, pad_length, tokenize
+from logrerank.graph.global_model import GlobalReranker
+from logrerank.graph.sentence_graph import build_graph
+from logrerank.local.backbone import load_encoder
+from logrerank.local.scorer import LocalScorer
+from logrerank.local.tokenize import Window, batches, collate, pad_encoded, pad_length, tokenize
+from logrerank.ranking.losses import preference_pairs
 
 QUERY = "Does aspirin reduce the risk of heart attack?"
 

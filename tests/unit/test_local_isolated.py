@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from logrerank.config import LocalConfig
-from logrerank.local import LocalScorer
-from logrerank.losses import role_kl_loss
-from logrerank.packing import first_fit_decreasing, pack_segments
-from logrerank.tokenize import collate, tokenize
+from logrerank.local.packing import first_fit_decreasing, pack_segments
+from logrerank.local.scorer import LocalScorer
+from logrerank.local.tokenize import collate, tokenize
+from logrerank.ranking.losses import role_kl_loss
 
 QUERY = "Does aspirin reduce the risk of heart attack?"
 PASSAGES = [
@@ -118,7 +118,7 @@ def test_isolated_layers_out_of_range_is_rejected(tokenizer, make_tiny_encoder) 
 def test_segment_cache_gives_the_uncached_forward(iso_scorer, tokenizer) -> None:
     # Training precomputes the query-independent lower layers once per sentence
     # (train.SegmentCache); the cached forward must equal the plain one.
-    from logrerank.segment_cache import SegmentCache
+    from logrerank.local.segment_cache import SegmentCache
 
     tok = tokenize(tokenizer, QUERY, PASSAGES, max_length=30, max_query_tokens=8, isolated=True)
     assert len(tok.windows) > len(PASSAGES)  # several windows per passage
@@ -141,7 +141,7 @@ def test_segment_cache_prefill_packs_the_whole_call_in_row_chunks(
     """``SegmentCache.prefill`` computes every distinct segment of a call once, packed first fit
     decreasing over the whole call, at most ``rows`` rows of ``width`` tokens per frozen-layer
     call (long segments apart); the filled forward equals the plain one."""
-    from logrerank.segment_cache import SegmentCache
+    from logrerank.local.segment_cache import SegmentCache
 
     width, rows = 10, 2  # segment lengths here: 4, 7, 10 and 12 tokens (long)
     iso_scorer.config = dataclasses.replace(iso_scorer.config, pack_length=width)

@@ -1,4 +1,4 @@
-"""Tests for logrerank.losses (eqs. 19-23), with hand-computed values."""
+"""Tests for logrerank.ranking.losses (eqs. 19-23), with hand-computed values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from logrerank.losses import (
+from logrerank.ranking.losses import (
     drop_duplicate_negatives,
     group_log_softmax,
     listwise_loss,
@@ -247,7 +247,7 @@ def test_drop_duplicate_negatives_hand_listed() -> None:
 
 
 def test_softmax_pool_loss_and_text_best_grade_hand_computed() -> None:
-    from logrerank.losses import softmax_pool_loss, text_best_grade
+    from logrerank.ranking.losses import softmax_pool_loss, text_best_grade
 
     logits = torch.tensor([2.0, 0.0, 0.0])
     z = math.exp(2.0) + 2.0
@@ -263,7 +263,7 @@ def test_softmax_pool_loss_and_text_best_grade_hand_computed() -> None:
 
 
 def test_lambda_pair_loss_hand_computed() -> None:
-    from logrerank.losses import lambda_pair_loss
+    from logrerank.ranking.losses import lambda_pair_loss
 
     # ranking by logits: node 1 (rank 1), node 0 (rank 2), node 2 (rank 3); node 0 is relevant
     logits = torch.tensor([1.0, 2.0, 0.0], requires_grad=True)
@@ -282,7 +282,7 @@ def test_lambda_pair_loss_hand_computed() -> None:
 
 
 def test_aligned_pool_loss_hand_computed() -> None:
-    from logrerank.losses import aligned_pool_loss
+    from logrerank.ranking.losses import aligned_pool_loss
 
     logits = torch.tensor([1.0, 0.0, 2.0, 0.0], requires_grad=True)
     passage_of = torch.tensor([0, 0, 1, 1])
@@ -307,7 +307,7 @@ def test_aligned_pool_loss_hand_computed() -> None:
 
 
 def test_train_config_rejects_unknown_pair_mode() -> None:
-    from logrerank.training.config import TrainConfig
+    from logrerank.training.log.log_config import TrainConfig
 
     with pytest.raises(ValueError, match="pairs must be one of"):
         TrainConfig(pairs="listwsie")

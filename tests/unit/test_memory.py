@@ -1,10 +1,10 @@
-"""logrerank.memory: heap trimming is safe to call anywhere and wired into both models."""
+"""logrerank.local.memory: heap trimming is safe to call anywhere and wired into both models."""
 
 from __future__ import annotations
 
 import pytest
 
-from logrerank import memory
+from logrerank.local import memory
 
 
 def test_trim_heap_is_safe_and_repeatable() -> None:
@@ -59,7 +59,7 @@ def test_bf16_weight_copy_is_bit_identical_and_rebuilt_on_change(make_tiny_model
 
     import torch
 
-    from logrerank.backbone import bf16_supported
+    from logrerank.local.backbone import bf16_supported
 
     if not bf16_supported(torch.device("cpu")):
         pytest.skip("no bf16 autocast on this CPU")
@@ -90,7 +90,7 @@ def test_freeze_startup_objects_keeps_later_garbage_collectable() -> None:
     import gc
     import weakref
 
-    from logrerank.memory import freeze_startup_objects
+    from logrerank.local.memory import freeze_startup_objects
 
     class Node:
         pass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logrerank.baselines.cross_encoder import CrossEncoderRanker
+from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
 from logrerank.models.cross_encoder import CrossEncoder, pair_text
 from logrerank.models.pair_windows import body_windows, full_pair_texts, window_budget
 from logrerank.types import Passage

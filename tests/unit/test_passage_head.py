@@ -1,4 +1,4 @@
-"""The learned passage score (logrerank/passage_head.py) and its training pieces."""
+"""The learned passage score (logrerank/ranking/passage_head.py) and its training pieces."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 
 from logrerank.config import PassageConfig
 from logrerank.data.schema import Doc, Example, example_passages
-from logrerank.passage_head import (
+from logrerank.ranking.passage_head import (
     FEATURES,
     PassageHead,
     passage_features,
@@ -95,7 +95,7 @@ def test_model_with_head_saves_loads_and_reranks(make_tiny_model, tmp_path):
 
 
 def test_training_pieces_learn_on_a_toy_pool(make_tiny_model):
-    from logrerank.training.passage_stage import evaluate_head, pool_items, pool_loss
+    from logrerank.training.log.passage_stage import evaluate_head, pool_items, pool_loss
 
     model = make_tiny_model()
     docs = [Doc(f"d{i}", p["title"], p["text"].split(". ")) for i, p in enumerate(PASSAGES)]

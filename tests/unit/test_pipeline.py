@@ -17,10 +17,10 @@ from safetensors.torch import load_file, save_file
 
 from logrerank.checkpoint import CONFIG_NAME, WEIGHTS_NAME, CheckpointError
 from logrerank.config import ContextConfig, GraphConfig
-from logrerank.graph import relation_name
+from logrerank.graph.sentence_graph import relation_name
 from logrerank.pipeline import LoGReranker
-from logrerank.results import Encoded
-from logrerank.segment import split_sentences
+from logrerank.ranking.results import Encoded
+from logrerank.text.segment import split_sentences
 from logrerank.types import InputError, Passage, Ranking
 from tests.helpers import check_ranking, scores
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from logrerank import backbone as bb
+from logrerank.local import backbone as bb
 
 CPU = torch.device("cpu")
 

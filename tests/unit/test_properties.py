@@ -24,10 +24,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from logrerank.config import ROLE_NAMES, GraphConfig
-from logrerank.graph import NUM_RELATIONS, Relation, build_graph
-from logrerank.io import prepare_input
-from logrerank.limits import Limits, apply_limits, clean_text
-from logrerank.segment import passage_spans, split_sentences
+from logrerank.graph.sentence_graph import NUM_RELATIONS, Relation, build_graph
+from logrerank.inputs.limits import Limits, apply_limits, clean_text
+from logrerank.inputs.passages import prepare_input
+from logrerank.text.segment import passage_spans, split_sentences
 from logrerank.types import InputError, Passage
 
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}

@@ -1,4 +1,4 @@
-"""The int8 quantisation helper (:mod:`logrerank.quantize`; ``bench/speed.py --quantize int8``
+"""The int8 quantisation helper (:mod:`logrerank.local.quantize`; ``bench/speed.py --quantize int8``
 measures its speed) on the tiny random BERT of conftest.py."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from logrerank.quantize import (
+from logrerank.local.quantize import (
     QuantizationError,
     count_linear,
     quantize_cross_encoder,

@@ -16,14 +16,14 @@ from logrerank.models.question_intent import (
     IntentHead,
     QuestionIntent,
 )
-from logrerank.training.intent import (
+from logrerank.training.intent.intent_data import IntentText, split_part
+from logrerank.training.intent.intent_train import (
     IntentTrainConfig,
     _identity_,
     _weights,
     accuracy_by_source,
     balanced_accuracy,
 )
-from logrerank.training.intent_data import IntentText, split_part
 from logrerank.types import Passage, Ranking, ScoredSentence
 
 

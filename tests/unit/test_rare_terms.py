@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from logrerank.background_df import background_df, default_table_path, read_table
-from logrerank.build_df import write_table
 from logrerank.config import GraphConfig
-from logrerank.links import SHARED_TERM, annotate_edges, link_edges
+from logrerank.graph.links import SHARED_TERM, annotate_edges, link_edges
 from logrerank.resources import checkpoint_dir
-from logrerank.text_match import content_stopwords
+from logrerank.text.background_df import background_df, default_table_path, read_table
+from logrerank.text.build_df import write_table
+from logrerank.text.match import content_stopwords
 from logrerank.types import GraphEdge
 
 FILLER = [

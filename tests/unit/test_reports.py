@@ -144,7 +144,7 @@ def _selection_examples() -> dict[str, list]:
 def test_cli_tune_score_chooses_and_writes(save_isolated_checkpoint, tmp_path, capsys, monkeypatch):
     from logrerank.config import ScoreConfig
     from logrerank.pipeline import LoGReranker
-    from logrerank.training import score_tuning
+    from logrerank.training.log import score_tuning
 
     ckpt = save_isolated_checkpoint(tmp_path)
     before = (Path(ckpt) / "config.json").read_text()
@@ -168,7 +168,7 @@ def test_cli_tune_score_chooses_and_writes(save_isolated_checkpoint, tmp_path, c
 def test_cli_tune_score_lexical_dry_run_and_write(
     save_isolated_checkpoint, tmp_path, capsys, monkeypatch
 ):
-    from logrerank.training import score_tuning
+    from logrerank.training.log import score_tuning
 
     ckpt = save_isolated_checkpoint(tmp_path)
     before = json.loads((Path(ckpt) / "config.json").read_text())

@@ -18,9 +18,9 @@ from logrerank.config import ROLE_NAMES, ConfigError
 from logrerank.models.role_checkpoint import RoleCheckpointError, default_checkpoint_dir
 from logrerank.models.role_tagger import RoleTagger
 from logrerank.models.role_tagger_config import RoleTaggerConfig
-from logrerank.training.roles import train_roles
-from logrerank.training.roles_data import IGNORE
-from logrerank.training.roles_eval import evaluate_roles, role_metrics
+from logrerank.training.roles.tagger_data import IGNORE
+from logrerank.training.roles.tagger_eval import evaluate_roles, role_metrics
+from logrerank.training.roles.tagger_train import train_roles
 
 DOCS = [
     [
@@ -155,7 +155,7 @@ def test_only_top_layers_trainable(tiny3_dir):
 
 
 def test_cached_lower_layers_equal_full_forward(tiny3_dir):
-    from logrerank.tokenize import collate
+    from logrerank.local.tokenize import collate
 
     tagger = _tagger(tiny3_dir, max_length=32)
     docs = [d for d in DOCS if d] + [[f"Sentence {i} is here." for i in range(9)]]

@@ -10,8 +10,8 @@ import pytest
 
 from logrerank.data.schema import Doc, Example
 from logrerank.pipeline import LoGReranker
-from logrerank.training import route_tuning
-from logrerank.training.encode_cache import example_passages
+from logrerank.training.log import route_tuning
+from logrerank.training.log.encode_cache import example_passages
 
 PAPER = "A randomised trial of {} for the prevention of cancer in older adults"
 TOPICS = ["aspirin", "statins", "metformin", "vitamin D"]

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from logrerank.config import GlobalConfig, GraphConfig, LoGConfig, ScoreConfig, SingleStageConfig
-from logrerank.graph_inputs import MULTI, SINGLE, route
+from logrerank.graph.inputs import MULTI, SINGLE, route
+from logrerank.graph.links import titled_fraction
 from logrerank.jsonconfig import ConfigError
-from logrerank.links import titled_fraction
 from logrerank.pipeline import LoGReranker
-from logrerank.training.graph_cv import _route_saved, attach_single_stage, single_stage_of
+from logrerank.training.log.graph_cv import _route_saved, attach_single_stage, single_stage_of
 from logrerank.types import Passage
 
 QUERY = "Which film did Harold Becker direct?"
@@ -150,8 +150,7 @@ def test_app_says_which_stage_ranked(routed):
 
 
 def test_lexical_weight_adds_passage_bm25_to_untitled_pools_only(routed):
-    from logrerank.baselines.base import minmax
-    from logrerank.baselines.bm25 import bm25_scores
+    from logrerank.text.bm25 import bm25_scores, minmax
 
     def logits(r):  # by (passage, sentence): the rank order changes with the weight
         ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
@@ -183,7 +182,7 @@ def test_tune_lexical_writes_the_weight_and_keeps_the_other_score_settings(
     import json
 
     from logrerank.data.schema import Doc, Example
-    from logrerank.training import score_tuning
+    from logrerank.training.log import score_tuning
 
     docs = [Doc(f"d{i}", "", [p["text"]]) for i, p in enumerate(UNTITLED)]
     exs = [Example(f"q{i}", QUERY, docs, [f"d{i}"], {}) for i in range(3)]
@@ -202,7 +201,7 @@ def test_tune_lexical_writes_the_weight_and_keeps_the_other_score_settings(
 
 def test_pool_route_is_every_decision_of_a_pool(routed):
     """One PoolRoute per pool: stage and lexical prior from the titled share, recorded in info."""
-    from logrerank.routing import PoolRoute, pool_route
+    from logrerank.ranking.routing import PoolRoute, pool_route
 
     cfg = LoGConfig(single=SingleStageConfig(min_titled=0.5), score=ScoreConfig(lexical_weight=2.0))
     two_of_three = [TITLED[0], TITLED[1], UNTITLED[2]]
@@ -229,7 +228,7 @@ PAPERS = [
 def test_paper_pools_blend_the_graph_stage_with_local_only(routed):
     """Long (paper) titles route a pool to a * graph + (1 - a) * local final logits; entity titles
     keep the graph alone."""
-    from logrerank.routing import global_weight_for, mean_title_words, pool_route
+    from logrerank.ranking.routing import global_weight_for, mean_title_words, pool_route
 
     papers = [Passage(p["text"], p["title"]) for p in PAPERS]
     entities = [Passage(p["text"], p["title"]) for p in TITLED]

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from logrerank.config import LocalConfig
-from logrerank.local import LocalScorer
-from logrerank.tokenize import collate, tokenize
+from logrerank.local.scorer import LocalScorer
+from logrerank.local.tokenize import collate, tokenize
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
@@ -188,7 +188,7 @@ def test_onnx_cross_encoder_equals_torch_fp32(tiny_ce_dir, batch_size) -> None:
 def test_missing_onnxruntime_falls_back_to_torch_with_a_warning(
     make_pipeline, tiny_ce_dir, monkeypatch
 ) -> None:
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
     from logrerank.models.cross_encoder import CrossEncoder
 
     model = make_pipeline()

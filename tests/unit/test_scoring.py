@@ -1,4 +1,4 @@
-"""Final score adjustments (logrerank.scoring): hand-computed cases and the pipeline wiring."""
+"""Final score adjustments (logrerank.ranking.scoring): hand-computed cases and the pipeline wiring."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from logrerank.config import ConfigError, LoGConfig, ScoreConfig
-from logrerank.scoring import adjust_logits, duplicate_groups, group_mean
+from logrerank.ranking.scoring import adjust_logits, duplicate_groups, group_mean
 
 
 def test_duplicate_groups_normalise_whitespace_only() -> None:

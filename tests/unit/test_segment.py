@@ -1,4 +1,4 @@
-"""Tests for logrerank.segment: sentence splitting with offsets and sentence windowing."""
+"""Tests for logrerank.text.segment: sentence splitting with offsets and sentence windowing."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logrerank import segment
-from logrerank.segment import Span, split_sentences, window_sentences
+from logrerank.text import segment
+from logrerank.text.segment import Span, split_sentences, window_sentences
 
 
 def check_invariants(text: str, spans: list[Span]) -> None:
@@ -497,7 +497,7 @@ def test_window_property(lengths: list[int], max_len: int) -> None:
 
 
 def test_memoised_split_returns_fresh_lists_and_long_texts_bypass_it() -> None:
-    from logrerank import segment
+    from logrerank.text import segment
 
     text = "Statins lowered LDL. The effect was small. No harm was seen."
     a = split_sentences(text)

@@ -1,5 +1,5 @@
-"""Tests for the fast cut-point pass (logrerank.segment_fast), the anchor-first scans of
-logrerank.segment_rules, and the pysbd reference splitter kept beside it."""
+"""Tests for the fast cut-point pass (logrerank.text.segment_fast), the anchor-first scans of
+logrerank.text.segment_rules, and the pysbd reference splitter kept beside it."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logrerank import segment, segment_rules
-from logrerank.segment import split_sentences, split_sentences_pysbd, split_with
+from logrerank.text import segment, segment_rules
+from logrerank.text.segment import split_sentences, split_sentences_pysbd, split_with
 from tests.unit.test_segment import NO_SPLIT_CASES, check_invariants
 
 

@@ -1,4 +1,4 @@
-"""Sentence selection (logrerank/selection.py): complementary sentences across passages at the
+"""Sentence selection (logrerank/ranking/selection.py): complementary sentences across passages at the
 head of the ranking, the score order kept, and the structured context taking the selection."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from logrerank.config import ConfigError, ContextConfig, LoGConfig, ScoreConfig
-from logrerank.context import build_context
-from logrerank.results import Encoded, build_ranking
-from logrerank.selection import (
+from logrerank.ranking.context import build_context
+from logrerank.ranking.results import Encoded, build_ranking
+from logrerank.ranking.selection import (
     apply_selection,
     order_note,
     select_order,

@@ -19,8 +19,8 @@ from logrerank.data.silver import (
     silver_scores,
     silver_sentences,
 )
-from logrerank.training import config as tc
-from logrerank.training import data as td
+from logrerank.training import queries as td
+from logrerank.training.log import log_config as tc
 
 # --------------------------------------------------------------------------- silver_sentences
 

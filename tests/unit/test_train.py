@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from logrerank.data.schema import Doc, Example
-from logrerank.training import config as tc
-from logrerank.training import data as td
-from logrerank.training import global_stage as gs
-from logrerank.training import local_stage as ls
+from logrerank.training import queries as td
+from logrerank.training.log import global_stage as gs
+from logrerank.training.log import local_stage as ls
+from logrerank.training.log import log_config as tc
 
 
 def _examples(n: int = 6) -> list[Example]:
@@ -109,8 +109,8 @@ def test_train_local_then_global_saves_loadable_checkpoints(cfg, tmp_path):
 
 
 def test_pool_targets_and_pairs():
-    from logrerank.losses import preference_pairs
-    from logrerank.results import Encoded
+    from logrerank.ranking.losses import preference_pairs
+    from logrerank.ranking.results import Encoded
     from logrerank.types import ScoredSentence
 
     ex = _examples()[0]  # gold q0d0 with rationale sentence 1
@@ -130,7 +130,7 @@ def test_pool_targets_and_pairs():
 def test_global_pool_loss_every_mode_trains_the_graph(make_tiny_model, mode):
     """Each stage-2 objective gives a finite loss whose gradient reaches the graph model, and
     no loss for a pool without a cited passage."""
-    from logrerank.graph import build_graph
+    from logrerank.graph.sentence_graph import build_graph
 
     model = make_tiny_model()
     ex = _examples()[0]  # gold q0d0 with rationale sentence 1

@@ -1,4 +1,4 @@
-"""Cross-encoder training (logrerank.training.cross_encoder*): config, loss, tiny training, resume,
+"""Cross-encoder training (logrerank.training.cross_encoder.ce_train*): config, loss, tiny training, resume,
 delta checkpoint (logrerank.models.delta_checkpoint). The shipped checkpoint's tests are in
 ``tests/integration/test_train_ce.py``."""
 
@@ -23,15 +23,15 @@ from logrerank.models.delta_checkpoint import (
     save_delta_checkpoint,
 )
 from logrerank.models.pair_scoring import score_pairs
-from logrerank.training.cross_encoder import main, mark_trainable, train
-from logrerank.training.cross_encoder_config import CrossEncoderTrainConfig
-from logrerank.training.cross_encoder_data import group_loss, query_group
-from logrerank.training.cross_encoder_teacher import (
+from logrerank.training.cross_encoder.ce_config import CrossEncoderTrainConfig
+from logrerank.training.cross_encoder.ce_data import group_loss, query_group
+from logrerank.training.cross_encoder.ce_train import main, mark_trainable, train
+from logrerank.training.cross_encoder.teacher import (
     BiEncoderTeacher,
     distill_loss,
     teacher_negatives,
 )
-from logrerank.training.data import held_out
+from logrerank.training.queries import held_out
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -303,7 +303,7 @@ def test_delta_rejects_other_base(tiny_base, tmp_path, tokenizer):
 
 
 def test_main_runs_from_config(tiny_base, tmp_path, monkeypatch, capsys):
-    import logrerank.training.cross_encoder as tce
+    import logrerank.training.cross_encoder.ce_train as tce
 
     data = _toy_data()
     monkeypatch.setattr(tce, "load_train_queries", lambda cfg, **kw: data)
@@ -350,7 +350,7 @@ def test_a_plain_checkpoint_has_no_prior(tiny_base, tmp_path):
 
 
 def test_split_cv_leaves_one_fold_out_and_keeps_shared_golds_together():
-    from logrerank.training.cross_encoder_data import split_cv
+    from logrerank.training.cross_encoder.ce_data import split_cv
 
     def ex(src, i, gold):
         return Example(f"q{i}", "q", [_doc(i)], [gold], meta={"source": src})
@@ -378,7 +378,7 @@ def test_split_cv_leaves_one_fold_out_and_keeps_shared_golds_together():
 
 # ----------------------------------------------------------------------------- lexical prior
 def test_lexical_grid_and_choice_hand_computed():
-    from logrerank.training.cross_encoder_lexical import choose, grid_table
+    from logrerank.training.cross_encoder.lexical_prior import choose, grid_table
 
     # one pool: the model puts the gold second; BM25 puts it first
     rows = [
@@ -394,11 +394,10 @@ def test_lexical_grid_and_choice_hand_computed():
 
 
 def test_lexical_weight_recorded_loaded_and_applied(tiny_base, tmp_path):
-    from logrerank.baselines.base import minmax
-    from logrerank.baselines.bm25 import bm25_scores
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker, add_lexical
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker, add_lexical
     from logrerank.models.cross_encoder import CrossEncoder
-    from logrerank.training.cross_encoder_lexical import record
+    from logrerank.text.bm25 import bm25_scores, minmax
+    from logrerank.training.cross_encoder.lexical_prior import record
 
     cfg = _tiny_cfg(tiny_base, tmp_path, prior_scale=10.0)
     train(cfg, log=io.StringIO(), data=_toy_data(), max_steps=0, evaluate=False)
@@ -460,9 +459,9 @@ def test_calibration_from_meta_defaults_and_rejects_bad_entries():
 def test_calibration_recorded_loaded_and_spreads_the_scores(tiny_base, tmp_path):
     """A prior-anchored model's logits sit far above 0: the plain sigmoid reads ~1 for every
     candidate; the recorded calibration gives scores that differ, in the same order."""
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker
     from logrerank.models.cross_encoder import CrossEncoder, sigmoid
-    from logrerank.training.cross_encoder_lexical import calibrate, record_calibration
+    from logrerank.training.cross_encoder.lexical_prior import calibrate, record_calibration
 
     cfg = _tiny_cfg(tiny_base, tmp_path, prior_scale=10.0)
     train(cfg, log=io.StringIO(), data=_toy_data(), max_steps=0, evaluate=False)

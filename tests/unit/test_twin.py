@@ -15,12 +15,12 @@ from logrerank.baselines.twin import TwinRanker, TwinUnavailableError, load_twin
 from logrerank.cli import main
 from logrerank.config import ConfigError, LocalConfig
 from logrerank.data.schema import Doc, Example
-from logrerank.passage_units import passage_units, scoring_units, unit_inputs
+from logrerank.local.units import passage_units, scoring_units, unit_inputs
 from logrerank.rankers import Models, build_rankers
-from logrerank.segment import passage_spans
-from logrerank.training import config as tc
-from logrerank.training import local_stage as ls
-from logrerank.training.unit_loss import passage_logits, unit_step_loss
+from logrerank.text.segment import passage_spans
+from logrerank.training.log import local_stage as ls
+from logrerank.training.log import log_config as tc
+from logrerank.training.log.unit_loss import passage_logits, unit_step_loss
 from logrerank.types import Passage
 
 QUERY = "Does aspirin reduce the risk of heart attack?"
@@ -51,7 +51,7 @@ def twin_backbone(tmp_path_factory, save_tiny_bert) -> Path:
 @pytest.fixture
 def make_twin(tokenizer, tiny_config, twin_backbone):
     """``make_twin(**local)``: a seeded tiny twin (local only) on the 2-layer backbone."""
-    from logrerank.backbone import load_encoder
+    from logrerank.local.backbone import load_encoder
     from logrerank.pipeline import LoGReranker
 
     def make(seed: int = 3, **local):
@@ -302,7 +302,7 @@ def test_cli_eval_takes_a_twin_folder(make_twin, tmp_path, capsys) -> None:
 
 
 def test_tune_score_on_a_twin_chooses_on_local_passage_scores(make_twin, tmp_path, monkeypatch):
-    from logrerank.training import score_tuning
+    from logrerank.training.log import score_tuning
 
     ckpt = Path(make_twin().save_pretrained(tmp_path / "twin"))
     exs = _examples(4)
@@ -328,7 +328,7 @@ def test_tune_score_on_a_twin_chooses_on_local_passage_scores(make_twin, tmp_pat
 
 
 def test_choose_local_only_reads_the_local_column_and_no_sentence_term() -> None:
-    from logrerank.training.score_tuning import choose
+    from logrerank.training.log.score_tuning import choose
 
     # two passages, one unit each; the local column (2) puts the gold passage 1 first, the
     # global column (3) puts passage 0 first; the prior (6) equals the local logit (no head)
@@ -344,7 +344,7 @@ def test_choose_local_only_reads_the_local_column_and_no_sentence_term() -> None
 
 def test_choose_lexical_takes_the_best_weight_and_the_smaller_on_ties() -> None:
     from logrerank.config import ScoreConfig
-    from logrerank.training.score_tuning import LEXICAL_WEIGHTS, choose_lexical
+    from logrerank.training.log.score_tuning import LEXICAL_WEIGHTS, choose_lexical
 
     # the graph puts passage 0 first by 1.0 logit; BM25 prefers the gold passage 1 (1 vs 0)
     row = {"gold": [1], "gold_sent": [], "sent": [[0, 0, 0.0, 1.0, -1, 1, 0.0, 0.0],
@@ -360,7 +360,7 @@ def test_choose_lexical_takes_the_best_weight_and_the_smaller_on_ties() -> None:
 
 
 def test_twin_cross_encoder_scores_pairs_like_the_twin_ranks_passages(make_twin) -> None:
-    from logrerank.baselines.cross_encoder import CrossEncoderRanker, MemoCrossEncoder
+    from logrerank.baselines.cross_encoder_ranker import CrossEncoderRanker, MemoCrossEncoder
     from logrerank.baselines.twin import TwinCrossEncoder
     from logrerank.models.cross_encoder import CrossEncoder
 

@@ -11,8 +11,8 @@ import pytest
 
 from logrerank.app import handlers as ui
 from logrerank.app import result_view, state, tables, viz
-from logrerank.io import read_passages_file
-from logrerank.segment import passage_spans
+from logrerank.inputs.passages import read_passages_file
+from logrerank.text.segment import passage_spans
 from logrerank.types import InputError
 
 XSS_PASSAGES = "\n\n".join(
@@ -275,7 +275,7 @@ def test_backend_without_cross_encoder_degrades_visibly(make_tiny_model, example
 def test_limits_apply_once_to_log_and_every_baseline(make_tiny_model, tiny_dir):
     """Input over the limits is cut once: LoG and the baselines rank the same passages, and
     each notice appears once in the status."""
-    from logrerank.limits import Limits
+    from logrerank.inputs.limits import Limits
     from logrerank.models.cross_encoder import CrossEncoder
 
     model = make_tiny_model()
@@ -375,7 +375,7 @@ def test_legend_and_styles_are_generic_over_relations():
     """The legend iterates Relation (names via relation_name) and styles every name: the three
     cross-passage link relations have their own colour and dash; unknown names fall back."""
     from logrerank.app import graph_view
-    from logrerank.graph import Relation, relation_name
+    from logrerank.graph.sentence_graph import Relation, relation_name
 
     for r in Relation:
         assert relation_name(int(r)) in viz.relation_order([])
@@ -467,7 +467,7 @@ def test_context_budget_keeps_the_context_shorter_than_the_flat_passages(backend
 
 def test_apply_budget_threshold_dedupe_and_default_off(result):
     from logrerank.config import ContextConfig
-    from logrerank.context import apply_budget, estimate_tokens
+    from logrerank.ranking.context import apply_budget, estimate_tokens
 
     ctx = result.session.ranking.context
     full = {"k": 10, "units": ctx["units"], "prompt": ctx["prompt"]}

@@ -1,0 +1,1 @@
+"""Input: reading passages from text and files, and the input limits (the first stage)."""

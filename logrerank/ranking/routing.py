@@ -1,0 +1,99 @@
+"""How a pool is ranked, decided in one place (:class:`PoolRoute`).
+
+A routed LoG model ranks a pool by what its passages look like. Every such decision and its
+threshold lives here, is computed once per pool by :func:`pool_route`, and is used as is by
+inference (:meth:`logrerank.pipeline.LoGReranker.rank_encoded`, which records it in
+``Ranking.info["route"]`` for the app and the CLI), by training
+(:mod:`logrerank.training.log.passage_stage`) and by the cross-encoder twin:
+
+* **global stage**: pools where fewer than ``single.min_titled`` of the passages have a usable
+  title go to the single-passage stage (the paper's graph), the others to the multi-passage
+  stage with link relations and lexical node inputs (docs/method.md, "two global stages");
+* **lexical prior**: pools where fewer than ``score.lexical_max_titled`` of the passages have a
+  title get ``score.lexical_weight`` x passage BM25 added to their final logits
+  (docs/method.md, section 5), since no stage reads lexical evidence for them;
+* **paper pools**: pools whose titled passages carry long titles (at least
+  ``score.paper_title_words`` words on average: paper titles, not the 1-6 word entity titles of
+  Wikipedia) rank by ``a x (with the graph stage) + (1 - a) x (local only)`` final logits,
+  ``a = score.paper_global_weight`` (:func:`logrerank.ranking.results.routed_logits`): the multi-passage
+  stage was trained on entity-titled multi-hop pools, and on paper pools its link and lexical
+  evidence helps Evidence Inference and SciFact but misleads on citing sentences (docs/method.md,
+  "Paper pools").
+
+Whether shared-term links are built at all is a graph setting (``graph.term_min_titled``,
+:func:`logrerank.graph.links.pool_links`), not a route.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import LoGConfig, ScoreConfig
+from ..graph.links import titled_fraction
+
+MULTI, SINGLE = "multi-passage", "single-passage"
+"""Names of the two global stages of a routed model."""
+
+
+@dataclass(frozen=True)
+class PoolRoute:
+    """The routing decisions of one pool."""
+
+    titled_fraction: float  # share of the pool's passages with a usable title
+    stage: str  # global stage: MULTI or SINGLE
+    lexical_weight: float  # w of the lexical prior in the final logits (0 = none)
+    min_titled: float  # the threshold that chose the stage (single.min_titled; 0 = one stage)
+    lexical_max_titled: float  # the threshold below which the lexical prior applies
+    title_words: float = 0.0  # mean title length (words) of the titled passages
+    global_weight: float = 1.0  # a: weight of the graph stage's logits (1 = the graph alone)
+
+    def describe(self) -> str:
+        """One line for people: which stage, why, and whether the lexical prior applies."""
+        share = f"{100 * self.titled_fraction:.0f} % of the passages have a title"
+        if self.min_titled <= 0:
+            stage = "one global stage"
+        elif self.stage == SINGLE:
+            stage = f"single-passage stage (under {100 * self.min_titled:.0f} % titled)"
+        else:
+            stage = f"multi-passage stage (at least {100 * self.min_titled:.0f} % titled)"
+        lex = f"; lexical prior w = {self.lexical_weight:g}" if self.lexical_weight else ""
+        if self.global_weight < 1.0:
+            lex += (
+                f"; paper titles ({self.title_words:.0f} words): graph stage weighted "
+                f"{self.global_weight:g}, local only {1 - self.global_weight:g}"
+            )
+        return f"{share}: {stage}{lex}"
+
+
+def lexical_weight_for(score: ScoreConfig, titled: float) -> float:
+    """``score.lexical_weight`` when ``titled`` < ``score.lexical_max_titled``, else 0."""
+    return score.lexical_weight if titled < score.lexical_max_titled else 0.0
+
+
+def mean_title_words(passages) -> float:
+    """Mean number of words in the titles of the passages that have one (0 without titles)."""
+    lengths = [len(t.split()) for t in (p.title or "" for p in passages) if t.strip()]
+    return sum(lengths) / len(lengths) if lengths else 0.0
+
+
+def global_weight_for(score: ScoreConfig, title_words: float) -> float:
+    """``score.paper_global_weight`` for a paper pool (mean title words at least
+    ``score.paper_title_words`` > 0), else 1 (the graph stage alone)."""
+    paper = score.paper_title_words > 0 and title_words >= score.paper_title_words
+    return score.paper_global_weight if paper else 1.0
+
+
+def pool_route(config: LoGConfig, passages) -> PoolRoute:
+    """The :class:`PoolRoute` of a pool's passages under ``config``."""
+    titled = titled_fraction(passages)
+    words = mean_title_words(passages)
+    m = config.single.min_titled
+    return PoolRoute(
+        titled_fraction=titled,
+        stage=SINGLE if m > 0 and titled < m else MULTI,
+        lexical_weight=lexical_weight_for(config.score, titled),
+        min_titled=m,
+        lexical_max_titled=config.score.lexical_max_titled,
+        title_words=words,
+        global_weight=global_weight_for(config.score, words),
+    )

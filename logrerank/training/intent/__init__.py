@@ -1,0 +1,2 @@
+"""Training of the question-intent classifier (a linear head on the role tagger's reading of
+the question)."""
