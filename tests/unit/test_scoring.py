@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -76,13 +77,12 @@ def test_pipeline_applies_the_score_config(make_tiny_model) -> None:
     query = "does aspirin prevent heart attacks"
     enc = model.encode(query, passages)
     plain = model.rank_encoded(enc)
-    assert plain.info["score"] == {
+    assert plain.info["score"] == dataclasses.asdict(ScoreConfig())  # every setting, recorded
+    assert {k: plain.info["score"][k] for k in ("merge_duplicates", "passage_weight")} == {
         "merge_duplicates": False,
         "passage_weight": 0.0,
-        "head_weight": 1.0,
-        "lexical_weight": 0.0,
-        "lexical_max_titled": 0.5,
     }
+    assert plain.info["score"]["paper_global_weight"] == 1.0  # the paper route is off by default
     model.config.score = ScoreConfig(merge_duplicates=True, passage_weight=0.5)
     try:
         adj = model.rank_encoded(enc)
@@ -103,13 +103,9 @@ def test_pipeline_applies_the_score_config(make_tiny_model) -> None:
     assert [s.global_score for s in sorted(adj.sentences, key=lambda s: s.node)] == [
         s.global_score for s in sorted(plain.sentences, key=lambda s: s.node)
     ]
-    assert adj.info["score"] == {
-        "merge_duplicates": True,
-        "passage_weight": 0.5,
-        "head_weight": 1.0,
-        "lexical_weight": 0.0,
-        "lexical_max_titled": 0.5,
-    }
+    assert adj.info["score"] == dataclasses.asdict(
+        ScoreConfig(merge_duplicates=True, passage_weight=0.5)
+    )
 
 
 def test_head_weight_by_hand() -> None:
