@@ -98,8 +98,30 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tune_ce_prior(args: argparse.Namespace) -> int:
+    """Tune the bundled cross-encoder's lexical prior and calibration on held-out train pools
+    (:mod:`logrerank.training.cross_encoder.lexical_prior`, its options unchanged)."""
+    from ..training.cross_encoder.lexical_prior import main
+
+    return main(args.options)
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Declare ``train`` and ``tune-score``."""
+    """Declare ``train``, ``tune-score`` and ``tune-ce-prior``."""
+    c = sub.add_parser(
+        "tune-ce-prior",
+        help="choose a trained cross-encoder's lexical prior weight and score calibration",
+        description="Tune the lexical prior weight and the score calibration of a cross-encoder "
+        "trained by `logrerank train crossencoder` on the run's held-out TRAIN pools "
+        "(logrerank/training/cross_encoder/lexical_prior.py). Every option is passed on: "
+        "`logrerank tune-ce-prior --config configs/crossencoder.json [--checkpoint DIR] "
+        "[--grid 0,1,2,4] [--scores FILE] [--calibrate-only] [--dry-run]`; "
+        "`logrerank tune-ce-prior --help` lists them.",
+        prefix_chars="\x00",  # no option is parsed here: all go to the tuning script
+        add_help=False,
+    )
+    c.add_argument("options", nargs="*", metavar="ARG", help="the tuning options")
+    c.set_defaults(func=cmd_tune_ce_prior)
     t = sub.add_parser(
         "train",
         help="train a model from a JSON run config (see configs/)",

@@ -122,3 +122,15 @@ def test_multihop_dry_run_checks_data_and_encodings(data_root, tmp_path, monkeyp
     monkeypatch.setenv("LOGRERANK_DATA", str(tmp_path / "none"))
     assert cli.main(argv + ["--set", "encode=true"]) == 2
     assert "LOGRERANK_DATA" in _one_line_error(capsys)
+
+
+def test_tune_ce_prior_is_a_logrerank_subcommand(capsys):
+    """The cross-encoder's lexical-prior tuning runs as `logrerank tune-ce-prior` with the tuning
+    script's own options; a missing config is one clear error line."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["tune-ce-prior", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: logrerank tune-ce-prior") and "--calibrate-only" in out
+    assert cli.main(["tune-ce-prior", "--config", "no/such/config.json"]) == 2
+    assert "cannot read cross-encoder training config" in capsys.readouterr().err

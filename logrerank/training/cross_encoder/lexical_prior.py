@@ -13,7 +13,7 @@ calibration ``P(gold) = sigmoid(a * logit + b)`` (:func:`~logrerank.models.ce_pr
 labels = "the candidate is a gold passage") and records it as ``"calibration"``: the rankers
 report that probability as the score, so a prior-anchored model's scores do not all read 1.000.
 
-Run: ``python -m logrerank.training.cross_encoder.lexical_prior --config configs/crossencoder.json
+Run: ``logrerank tune-ce-prior --config configs/crossencoder.json
 [--checkpoint DIR] [--grid 0,1,2,4] [--scores runs/x/heldout_scores.json]`` (``--scores``
 keeps the scored pools, so a rerun refits without scoring again).
 """
@@ -162,8 +162,8 @@ def record_calibration(folder: str | Path, fit: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m logrerank.training.cross_encoder.lexical_prior --config C [--checkpoint DIR]``."""
-    ap = argparse.ArgumentParser(prog="python -m logrerank.training.cross_encoder.lexical_prior")
+    """``logrerank tune-ce-prior --config C [--checkpoint DIR]``."""
+    ap = argparse.ArgumentParser(prog="logrerank tune-ce-prior")
     ap.add_argument("--config", required=True, help="the run's JSON config (its held-out split)")
     ap.add_argument("--checkpoint", help="the trained folder (default: the config's out)")
     ap.add_argument("--grid", help="comma-separated weights (default: %(default)s)")
