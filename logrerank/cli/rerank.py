@@ -40,12 +40,15 @@ def _score(value: float | None) -> str:
 def format_ranking(ranking: Ranking, top: int = 10, width: int | None = None) -> str:
     """A readable text view: model, question intent, top sentences, passage order, timings.
 
-    The table shows ``score`` (what the ranking is sorted by), the local and global stage
-    scores, the sentence's place as ``passage.sentence`` (numbered from 1, as in the app; the
+    A line above the table names the order the sentences are shown in
+    (:func:`logrerank.ranking.selection.order_note`, as the app's table header: the score order,
+    or the selected order when the ranking itself was selected). The table shows ``score`` (each
+    sentence's own score), the local and global stage scores, the sentence's place as ``passage.sentence`` (numbered from 1, as in the app; the
     JSON of ``--out`` and ``rerank-batch`` count ``passage_idx`` / ``sent_idx`` from 0), its role
     and its whole text, wrapped to ``width`` (default: the terminal's width, at least 60).
     """
     from ..config import ROLE_NAMES
+    from ..ranking.selection import order_note
 
     if width is None:
         width = shutil.get_terminal_size((100, 24)).columns
@@ -61,9 +64,10 @@ def format_ranking(ranking: Ranking, top: int = 10, width: int | None = None) ->
         intent = ", ".join(f"{r} {p:.2f}" for r, p in zip(ROLE_NAMES, ranking.intent_probs))
         lines.append(f"role mixing weights of the LoG local scorer (intent head, eq. 2): {intent}")
     shown = ranking.sentences[:top]
-    lines.append(f"\nTop {len(shown)} sentences, best first")
+    first = "in the selected order" if ranking.sentence_order == "selected" else "best first"
+    lines.append(f"\nTop {len(shown)} sentences, {first}")
     legend = (
-        "score: what the ranking is sorted by; local / global: the two stages' scores; "
+        f"{order_note(ranking)}; local / global: the two stages' scores; "
         "p.s: passage and sentence, counted from 1 (in the JSON, passage_idx and sent_idx "
         "count from 0)"
     )
@@ -164,7 +168,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "rerank",
         help="rerank passages for a question and print the ranking",
         description="Rerank the passages of a file for a question with LoG and print the top "
-        "sentences: score (what the ranking is sorted by), the local and global scores, "
+        "sentences in the order a line above the table names (score order unless the ranking "
+        "is selected), with score, the local and global scores, "
         "passage.sentence counted from 1 (the JSON of --out counts passage_idx and sent_idx from "
         "0), role and the whole sentence. The file is checked before the model loads.",
     )

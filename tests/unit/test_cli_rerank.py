@@ -11,6 +11,8 @@ from pathlib import Path
 
 from logrerank import cli
 from logrerank.cli.rerank import format_ranking
+from logrerank.config import ScoreConfig
+from logrerank.ranking.selection import apply_selection, order_note
 
 ROOT = Path(__file__).resolve().parents[2]
 Q = "Do statins reduce the risk of dementia in older adults?"
@@ -33,7 +35,8 @@ def _rows(text: str) -> list[list[str]]:
 def test_table_shows_the_sort_score_and_whole_sentences(tiny_model) -> None:
     ranking = tiny_model.rerank(Q, PASSAGES)
     text = format_ranking(ranking, top=len(ranking.sentences), width=80)
-    assert "score: what the ranking is sorted by" in text
+    assert order_note(ranking) in " ".join(text.split())  # the order shown, named as in the app
+    assert ranking.sentence_order == "score" and "order = score" in text
     rows = _rows(text)
     assert len(rows) == len(ranking.sentences)
     for row, s in zip(rows, ranking.sentences):
@@ -47,6 +50,18 @@ def test_table_shows_the_sort_score_and_whole_sentences(tiny_model) -> None:
     assert LONG in " ".join(" ".join(text.split()).split())  # wrapped, never cut
     assert "[...]" not in text
     assert "counted from 1" in text and "count from 0" in text
+
+
+def test_a_selected_ranking_says_so_and_keeps_its_order(tiny_model) -> None:
+    ranking = apply_selection(tiny_model.rerank(Q, PASSAGES), None, ScoreConfig())
+    assert ranking.sentence_order == "selected"
+    text = format_ranking(ranking, top=len(ranking.sentences), width=80)
+    flat = " ".join(text.split())
+    assert order_note(ranking) in flat and "order = selected" in flat
+    assert "order = score" not in flat and "best first" not in text
+    rows = _rows(text)
+    assert [row[0] for row in rows] == [str(s.rank) for s in ranking.sentences]
+    assert [row[1] for row in rows] == [f"{s.score:.3f}" for s in ranking.sentences]
 
 
 def test_intent_is_spelled_out(tiny_model) -> None:
