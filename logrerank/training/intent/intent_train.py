@@ -68,7 +68,7 @@ class IntentTrainConfig(JsonConfig):
     threads: int = 1  # torch CPU threads; the machine is shared
     data_root: str | None = None  # public data; None = data.common.default_data_root()
     run_dir: str = "runs/intent"  # cached texts and embeddings, metrics.json
-    out_dir: str | None = None  # checkpoint folder; None = logrerank/checkpoints/question-intent
+    out_dir: str | None = "runs/question-intent"  # checkpoint folder; None = the bundled one
 
     LABEL = "question-intent training config"
     KEY_PREFIX = "intent."
