@@ -24,10 +24,11 @@ import torch
 
 from logrerank.evaluation.metrics import ndcg_at_k
 from logrerank.graph.inputs import MULTI, SINGLE, global_scores, graph_inputs, stage_graph
-from logrerank.ranking.results import final_logits, passage_logits
+from logrerank.ranking.results import final_logits
 from logrerank.ranking.routing import pool_route
 from logrerank.text.lexical import pool_lexical
 from logrerank.training.log.encode_cache import encodings_for, load_examples
+from logrerank.training.log.route_tuning import passage_order
 
 MODES = ("local", SINGLE, MULTI)
 BLENDS = (0.25, 0.5, 0.75)
@@ -50,18 +51,6 @@ def mode_logits(model, enc, mode: str) -> torch.Tensor:
         with torch.no_grad():
             _, l_global, _ = global_scores(gm, enc, data, lex, model.device_)
     return final_logits(enc, l_global, cfg.score, route.lexical_weight).float()
-
-
-def passage_ranking(model, enc, logits: torch.Tensor) -> list[int]:
-    """Passage indices by the model's passage score (head, else best sentence)."""
-    out = passage_logits(getattr(model, "passage_head", None), enc, logits)
-    if out is not None:
-        s = out[0]
-    else:
-        s = torch.full((len(enc.passages),), float("-inf")).scatter_reduce(
-            0, enc.passage_of, logits, reduce="amax", include_self=True
-        )
-    return sorted(range(len(s)), key=lambda i: (-float(s[i]), i))
 
 
 def pool_signals(enc, local_order: list[int]) -> dict[str, float]:
@@ -93,11 +82,11 @@ def study(model, source: str, split: str, cache_dir: str) -> list[dict]:
         orders, logits = {}, {}
         for mode in MODES:
             logits[mode] = mode_logits(model, enc, mode)
-            orders[mode] = passage_ranking(model, enc, logits[mode])
+            orders[mode] = passage_order(model, enc, logits[mode])
             row[mode] = 100 * ndcg_at_k([ids[i] for i in orders[mode]], set(ex.gold_doc_ids), 10)
         for a in BLENDS:  # a x multi-passage + (1 - a) x local, sentence logits
             mix = a * logits[MULTI] + (1 - a) * logits["local"]
-            order = passage_ranking(model, enc, mix)
+            order = passage_order(model, enc, mix)
             row[f"blend{a:g}"] = 100 * ndcg_at_k([ids[i] for i in order], set(ex.gold_doc_ids), 10)
         row.update(pool_signals(enc, orders["local"]))
         rows.append(row)
