@@ -98,13 +98,15 @@ def role_note() -> str:
 
 
 def intent_title(info: dict[str, Any] | None) -> str:
-    """The Explain header of the question intent: ``"question intent (classifier, held-out
-    accuracy X %)"``, or ``""`` when the ranking carries no classifier intent."""
+    """The Explain header of the question intent: ``"question intent (classifier: 24 of 27
+    hand-written test questions right, 46 % on weakly labelled held-out questions)"``, or
+    ``""`` when the ranking carries no classifier intent."""
+    from ..models.question_intent import accuracy_text
+
     if not info or not info.get("probs"):
         return ""
-    acc = info.get("heldout_accuracy")
-    shown = f", held-out accuracy {100 * float(acc):.0f} %" if isinstance(acc, (int, float)) else ""
-    return f"question intent (classifier{shown})"
+    shown = accuracy_text(info)
+    return f"question intent (classifier: {shown})" if shown else "question intent (classifier)"
 
 
 __all__ = [

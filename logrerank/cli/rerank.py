@@ -56,10 +56,11 @@ def format_ranking(ranking: Ranking, top: int = 10, width: int | None = None) ->
     lines = [f"ranker: {ranking.ranker}   model: {ranking.info.get('model', '?')}"]
     q_intent = ranking.info.get("question_intent") or {}
     if q_intent.get("probs"):
-        acc = q_intent.get("heldout_accuracy")
-        shown = f", held-out accuracy {100 * acc:.0f} %" if isinstance(acc, float) else ""
+        from ..models.question_intent import accuracy_text
+
+        shown = accuracy_text(q_intent)
         intent = ", ".join(f"{r} {p:.2f}" for r, p in zip(ROLE_NAMES, q_intent["probs"]))
-        lines.append(f"question intent (classifier{shown}): {intent}")
+        lines.append(f"question intent (classifier{'; ' + shown if shown else ''}): {intent}")
     if ranking.intent_probs:
         intent = ", ".join(f"{r} {p:.2f}" for r, p in zip(ROLE_NAMES, ranking.intent_probs))
         lines.append(f"role mixing weights of the LoG local scorer (intent head, eq. 2): {intent}")

@@ -132,6 +132,14 @@ class QuestionIntent:
         value = self.meta.get("heldout_accuracy")
         return float(value) if isinstance(value, (int, float)) else None
 
+    @property
+    def handwritten_test(self) -> dict[str, int] | None:
+        """``{"correct", "n"}`` on the hand-written test questions (recorded by ``python -m
+        tests.integration.test_question_intent CHECKPOINT --record``), or None."""
+        v = self.meta.get("handwritten_test")
+        ok = isinstance(v, dict) and all(isinstance(v.get(k), int) for k in ("correct", "n"))
+        return {"correct": v["correct"], "n": v["n"]} if ok else None
+
     @torch.inference_mode()
     def predict(self, questions: list[str]) -> Tensor:
         """``[n, 3]`` float32 probabilities over :data:`~logrerank.config.ROLE_NAMES`."""
@@ -145,7 +153,8 @@ class QuestionIntent:
 
         Returns:
             ``probs`` (per role, order of ``ROLE_NAMES``), ``label`` (the argmax role),
-            ``source`` (:data:`SOURCE_NAME`) and ``heldout_accuracy`` (None when unknown).
+            ``source`` (:data:`SOURCE_NAME`), ``heldout_accuracy`` (weak labels; None when
+            unknown) and ``handwritten_test`` (:attr:`handwritten_test`).
         """
         probs = [float(p) for p in self.predict([question])[0]]
         return {
@@ -153,6 +162,7 @@ class QuestionIntent:
             "label": ROLE_NAMES[max(range(len(probs)), key=probs.__getitem__)],
             "source": SOURCE_NAME,
             "heldout_accuracy": self.heldout_accuracy,
+            "handwritten_test": self.handwritten_test,
         }
 
     def save_pretrained(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
@@ -221,6 +231,21 @@ def load_default() -> QuestionIntent:
     return QuestionIntent.from_pretrained()
 
 
+def accuracy_text(info: dict[str, Any] | None) -> str:
+    """How right the classifier is, in words, from a :meth:`QuestionIntent.describe` dict:
+    ``"24 of 27 hand-written test questions right, 46 % on weakly labelled held-out
+    questions"`` (either part left out when unknown; ``""`` when both are)."""
+    info = info or {}
+    parts = []
+    hand = info.get("handwritten_test")
+    if isinstance(hand, dict) and isinstance(hand.get("n"), int) and hand["n"] > 0:
+        parts.append(f"{hand.get('correct')} of {hand['n']} hand-written test questions right")
+    acc = info.get("heldout_accuracy")
+    if isinstance(acc, (int, float)):
+        parts.append(f"{100 * float(acc):.0f} % on weakly labelled held-out questions")
+    return ", ".join(parts)
+
+
 def question_intent_info(question: str) -> dict[str, Any] | None:
     """``QuestionIntent.describe`` with the bundled classifier (a fresh dict; the last 64
     questions are cached), or None when the checkpoint is missing."""
@@ -243,6 +268,7 @@ __all__ = [
     "IntentHead",
     "QuestionIntent",
     "TaggerFeatures",
+    "accuracy_text",
     "default_checkpoint_dir",
     "load_default",
     "question_intent_info",

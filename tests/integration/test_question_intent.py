@@ -38,6 +38,24 @@ SANITY: list[tuple[str, str]] = [
 ]
 """(question, the kind of sentence that answers it), written by hand."""
 
+FRESH: list[tuple[str, str]] = [
+    ("What is the rationale for using mRNA vaccines against cancer?", "background"),
+    ("Why has reproducibility become a concern in machine learning research?", "background"),
+    ("What is known about the causes of long COVID?", "background"),
+    ("What is a topological insulator?", "background"),
+    ("How was the survey questionnaire validated?", "method"),
+    ("Which software was used for the statistical analysis?", "method"),
+    ("How were the neural networks initialised and trained?", "method"),
+    ("What was the randomisation procedure in this trial?", "method"),
+    ("Did the intervention reduce HbA1c levels at six months?", "result"),
+    ("What was the reported sensitivity of the test?", "result"),
+    ("How much faster was the proposed algorithm than the baseline?", "result"),
+    ("Were there fewer infections in the treatment arm?", "result"),
+]
+"""A second hand-written set, 4 per kind, written after the first classifier was shipped and
+before the epoch was chosen on ``logrerank/training/intent/handwritten_val.json``; shaped like
+the outside check (12 questions, at least 9 right)."""
+
 MIN_CORRECT = 11
 """The test's floor: at least 11 of the 15 (the outside bar is 9 of 12)."""
 
@@ -49,12 +67,14 @@ def _shipped() -> Path:
     return path
 
 
-def sanity_results(model: QuestionIntent) -> list[tuple[str, str, str, list[float]]]:
-    """``(question, expected, predicted, probabilities)`` for every sanity question."""
-    probs = model.predict([q for q, _ in SANITY])
+def sanity_results(
+    model: QuestionIntent, questions: list[tuple[str, str]] = SANITY
+) -> list[tuple[str, str, str, list[float]]]:
+    """``(question, expected, predicted, probabilities)`` for every question of a set."""
+    probs = model.predict([q for q, _ in questions])
     return [
         (q, want, ROLE_NAMES[int(p.argmax())], [round(float(x), 3) for x in p])
-        for (q, want), p in zip(SANITY, probs)
+        for (q, want), p in zip(questions, probs)
     ]
 
 
@@ -81,12 +101,38 @@ def test_sanity_questions_argmax():
     assert correct >= MIN_CORRECT, wrong
 
 
-if __name__ == "__main__":  # print the per-question table for the model card
+@pytest.mark.slow
+def test_fresh_questions_argmax():
+    """The outside bar's shape: at least 9 of 12 questions of three kinds."""
+    results = sanity_results(QuestionIntent.from_pretrained(_shipped()), FRESH)
+    wrong = [(q, want, got) for q, want, got, _ in results if want != got]
+    assert len(results) - len(wrong) >= 9, wrong
+
+
+def test_test_sets_do_not_overlap_the_validation_questions():
+    from logrerank.training.intent.intent_train import handwritten_val
+
+    val = {t.text for t in handwritten_val()}
+    assert len(val) == 30 and not val & {q for q, _ in SANITY + FRESH}
+
+
+if __name__ == "__main__":  # print the per-question tables for the model card
     import torch
 
     torch.set_num_threads(1)
-    rows = sanity_results(QuestionIntent.from_pretrained())
-    for q, want, got, p in rows:
-        mark = "ok" if want == got else "WRONG"
-        print(f"| {q} | {want} | {got} | {p} | {mark} |")
-    print(f"{sum(w == g for _, w, g, _ in rows)} / {len(rows)} correct", file=sys.stderr)
+    args = [a for a in sys.argv[1:] if a != "--record"]
+    path = Path(args[0]) if args else default_checkpoint_dir()
+    model = QuestionIntent.from_pretrained(path)
+    correct = 0
+    for name, qs in (("sanity", SANITY), ("fresh", FRESH)):
+        rows = sanity_results(model, qs)
+        for q, want, got, p in rows:
+            mark = "ok" if want == got else "WRONG"
+            print(f"| {q} | {want} | {got} | {p} | {mark} |")
+        correct += sum(w == g for _, w, g, _ in rows)
+        print(f"{name}: {sum(w == g for _, w, g, _ in rows)} / {len(rows)} correct")
+    if "--record" in sys.argv:  # into the checkpoint's config.json (the app shows it)
+        meta = json.loads((path / CONFIG_NAME).read_text())
+        meta["handwritten_test"] = {"correct": correct, "n": len(SANITY) + len(FRESH)}
+        (path / CONFIG_NAME).write_text(json.dumps(meta, indent=1) + "\n")
+        print(f"recorded {meta['handwritten_test']} in {path / CONFIG_NAME}")

@@ -134,7 +134,16 @@ def test_accuracy_by_source_hand_computed():
 def test_intent_title_and_role_note():
     assert labels.intent_title(None) == "" and labels.intent_title({"probs": []}) == ""
     title = labels.intent_title({"probs": [0.2, 0.3, 0.5], "heldout_accuracy": 0.7349})
-    assert title == "question intent (classifier, held-out accuracy 73 %)"
+    assert title == "question intent (classifier: 73 % on weakly labelled held-out questions)"
+    info = {
+        "probs": [0.2, 0.3, 0.5],
+        "heldout_accuracy": 0.5,
+        "handwritten_test": {"correct": 9, "n": 12},
+    }
+    assert labels.intent_title(info) == (
+        "question intent (classifier: 9 of 12 hand-written test questions right, "
+        "50 % on weakly labelled held-out questions)"
+    )
     assert labels.intent_title({"probs": [1, 0, 0]}) == "question intent (classifier)"
     note = labels.role_note()
     assert "role head (eq. 3)" in note and "role tagger" in note
@@ -157,7 +166,7 @@ def test_explain_shows_the_classifier_intent_and_names_gamma_for_what_it_is():
                                 "source": SOURCE_NAME, "heldout_accuracy": 0.8}}  # fmt: skip
     r = _ranking(info)
     out = explain_view.explain_html(r.sentences[0], r, [], [], r.intent_by_passage[0])
-    assert "question intent (classifier, held-out accuracy 80 %): method" in out
+    assert "question intent (classifier: 80 % on weakly labelled held-out questions): method" in out
     assert "role mixing weights the local scorer used" in out
     assert "lr-role-note" in out and "role tagger" in out
     bare = explain_view.explain_html(r.sentences[0], _ranking({}), [], [], None)
@@ -167,7 +176,8 @@ def test_explain_shows_the_classifier_intent_and_names_gamma_for_what_it_is():
 def test_cli_text_view_shows_both_lines():
     info = {"question_intent": {"probs": [0.1, 0.7, 0.2], "heldout_accuracy": 0.8}}
     text = format_ranking(_ranking(info))
-    assert "question intent (classifier, held-out accuracy 80 %): background 0.10, " in text
+    want = "question intent (classifier; 80 % on weakly labelled held-out questions): background"
+    assert want in text
     assert (
         "role mixing weights of the LoG local scorer (intent head, eq. 2): background 0.97" in text
     )
@@ -195,7 +205,7 @@ def test_shipped_run_config_loads_and_bad_values_are_refused():
 
     path = Path(__file__).resolve().parents[2] / "configs" / "intent.json"
     cfg = IntentTrainConfig.load(path).check()
-    assert set(cfg.train_on) == {"csabstruct", "nicta"} and cfg.select_on == "questions"
+    assert set(cfg.train_on) == {"csabstruct", "nicta"} and cfg.select_on == "handwritten"
     with pytest.raises(ConfigError, match="select_on"):
         cfg.override(["select_on=test"])
     with pytest.raises(ConfigError, match="train_on"):

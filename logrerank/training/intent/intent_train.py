@@ -42,14 +42,30 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+SELECT_ON = ("questions", "train_on", "handwritten")
+
+
+def handwritten_val() -> list[IntentText]:
+    """The hand-written validation questions (``handwritten_val.json``, package data; none comes
+    from a dataset), each with a one-hot label, source ``"handwritten"``, part ``"val"``."""
+    from importlib.resources import files
+
+    raw = json.loads(files(__package__).joinpath("handwritten_val.json").read_text("utf-8"))
+    return [
+        IntentText(q, [float(r == kind) for r in ROLE_NAMES], "handwritten", "val")
+        for q, kind in raw["questions"]
+    ]
+
+
 @dataclass
 class IntentTrainConfig(JsonConfig):
     sources: list[str] = field(default_factory=lambda: list(SOURCES))  # see intent_data
     # the sources whose train parts train the head and whose val parts pick the epoch; the
     # other sources are only evaluated (their held-out part)
     train_on: list[str] = field(default_factory=lambda: list(SENTENCE_SOURCES))
-    # which val parts pick the epoch: "questions" (the question sources' val questions, weak
-    # labels) or "train_on" (the val parts of the train_on sources)
+    # which val texts pick the epoch: "questions" (the question sources' val questions, weak
+    # labels), "train_on" (the val parts of the train_on sources) or "handwritten" (the 30
+    # hand-written, hand-labelled questions of handwritten_val.json, 10 per kind)
     select_on: str = "questions"
     val_fraction: float = 0.1  # questions per source used to pick the epoch
     heldout_fraction: float = 0.2  # questions per source held out (reported only)
@@ -83,10 +99,8 @@ class IntentTrainConfig(JsonConfig):
             raise ConfigError(f"sources must be a non-empty subset of {list(SOURCES)}")
         if not self.train_on or any(s not in self.sources for s in self.train_on):
             raise ConfigError("train_on must be a non-empty subset of sources")
-        if self.select_on not in ("questions", "train_on"):
-            raise ConfigError(
-                f"select_on must be 'questions' or 'train_on', not {self.select_on!r}"
-            )
+        if self.select_on not in SELECT_ON:
+            raise ConfigError(f"select_on must be one of {list(SELECT_ON)}, not {self.select_on!r}")
         if not (0 <= self.val_fraction < 1 and 0 <= self.heldout_fraction < 1):
             raise ConfigError("val_fraction and heldout_fraction must be in [0, 1)")
         if self.val_fraction + self.heldout_fraction >= 1:
@@ -260,8 +274,14 @@ def train_intent(cfg: IntentTrainConfig, command: str = "", log=_log) -> dict[st
         "val": [i for i, t in enumerate(texts) if t.part == "val" and t.source in on],
         "heldout": [i for i, t in enumerate(texts) if t.part == "heldout"],
     }
-    val_q = parts["val"]
-    if not val_q:
+    val_emb, val_targets = emb[parts["val"]], targets[parts["val"]]
+    if cfg.select_on == "handwritten":
+        hand = handwritten_val()
+        val_emb, val_targets = (
+            embed_texts(hand, cfg.run_dir),
+            torch.tensor([t.target for t in hand]),
+        )
+    if not len(val_targets):
         raise ConfigError(f"no validation texts to pick the epoch on (select_on={cfg.select_on})")
     tr = torch.tensor(parts["train"])
     w = _weights([texts[i] for i in parts["train"]], targets[tr], cfg)
@@ -274,7 +294,7 @@ def train_intent(cfg: IntentTrainConfig, command: str = "", log=_log) -> dict[st
     def val_score() -> float:
         head.eval()
         with torch.no_grad():
-            return balanced_accuracy(head(emb[val_q]).softmax(-1), targets[val_q])
+            return balanced_accuracy(head(val_emb).softmax(-1), val_targets)
 
     zero_shot = _report(head, emb, texts, targets, parts["heldout"]) if identity else None
     best = (val_score(), 0, {k: v.clone() for k, v in head.state_dict().items()})
@@ -305,7 +325,7 @@ def train_intent(cfg: IntentTrainConfig, command: str = "", log=_log) -> dict[st
         "best_epoch": best[1],
         "best_val_balanced": best[0],
         "history": history,
-        "counts": {p: len(ids) for p, ids in parts.items()},
+        "counts": {p: len(ids) for p, ids in parts.items()} | {"val_texts": len(val_targets)},
         "minutes": (time.time() - t_start) / 60,
         "command": command,
         "config": cfg.to_dict(),
@@ -320,6 +340,7 @@ def train_intent(cfg: IntentTrainConfig, command: str = "", log=_log) -> dict[st
 
 __all__ = [
     "IntentTrainConfig",
+    "handwritten_val",
     "accuracy_by_source",
     "balanced_accuracy",
     "build_texts",
