@@ -87,7 +87,16 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
     if args.paper_route:
         from ..training.log.route_tuning import tune_paper_route
 
-        result = tune_paper_route(args.checkpoint, write=not args.dry_run, command=_command())
+        specs = args.route_specs or None
+        if specs is not None:
+            from ..training.log.passage_stage import parse_spec
+
+            for spec in specs:
+                parse_spec(spec)  # a malformed spec fails here, with its message
+        kw = {"specs": tuple(specs)} if specs else {}
+        result = tune_paper_route(
+            args.checkpoint, write=not args.dry_run, command=_command(), **kw
+        )
         print(json.dumps(result, indent=1, default=str))
         return 0
     tune = tune_lexical if args.lexical else tune_score
@@ -191,5 +200,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="choose only score.paper_global_weight (graph vs local-only weight in pools titled "
         "by paper titles) on scientific training pools cached under runs/enc "
         "(logrerank/training/log/route_tuning.py); the other score settings are kept",
+    )
+    s.add_argument(
+        "--route-specs",
+        nargs="+",
+        metavar="SPEC",
+        help="with --paper-route: the pools to choose on, source:split:limit[:offset] (default: "
+        "route_tuning.SPECS); use pools the checkpoint's graph stage did not train on",
     )
     s.set_defaults(func=cmd_tune_score)
