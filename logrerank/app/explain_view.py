@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import ROLE_NAMES
+from ..ranking.shown_roles import TAGGER_SOURCE, log_head_reading, role_source
 from ..types import GraphEdge, Ranking, ScoredSentence
 from . import labels
 from .labels import SATURATION_MARGIN
@@ -115,7 +116,9 @@ def explain_html(
     signals = signals or {}
     p = ranking.passages[s.passage_idx]
     probs = s.role_probs or []
-    role_note = labels.role_note()
+    tagged = role_source(ranking) == TAGGER_SOURCE
+    role_note = labels.role_note(tagger=tagged)
+    role_title = labels.role_title(tagger=tagged)
     delta = None
     if s.global_score is not None and s.local_score is not None:
         delta = s.global_score - s.local_score
@@ -166,8 +169,9 @@ def explain_html(
         "</table>",
         "<div class='lr-panels' style='display:flex;flex-wrap:wrap;gap:12px 30px;margin-top:8px'>",
         f"<div class='lr-role' title='{esc(role_note)}' style='{_PANEL}'>"
-        f"<div style='font-weight:600;font-size:13px'>role (eq. 3): {esc(s.role or '–')}</div>"
-        f"{bars}<div class='lr-role-note' style='{_NOTE}'>{esc(role_note)}</div></div>",
+        f"<div style='font-weight:600;font-size:13px'>{esc(role_title)}: {esc(s.role or '–')}"
+        f"</div>{bars}{_log_head_line(ranking, s.node) if tagged else ''}"
+        f"<div class='lr-role-note' style='{_NOTE}'>{esc(role_note)}</div></div>",
         f"<div class='lr-intent' title='{esc(INTENT_NOTE)}' style='{_PANEL}'>"
         f"<div style='font-weight:600;font-size:13px'>{esc(q_title or 'question intent')}: "
         f"{esc(q_intent.get('label') or 'not available')}</div>{q_bars}"
@@ -203,6 +207,29 @@ def explain_html(
     out.append(_neighbour_table("Messages from this sentence to its neighbours", outgoing))
     out.append("</div>")
     return "".join(out)
+
+
+def log_head_text(ranking: Ranking, node: int) -> str:
+    """The LoG role head's reading of a retagged ranking's sentence, in words (not escaped):
+    ``"LoG role head (eq. 3, used inside the local score): result 0.61"``; ``""`` when the
+    ranking keeps none for it."""
+    reading = log_head_reading(ranking, node) or {}
+    role, probs = reading.get("role"), reading.get("probs") or []
+    if role is None:
+        return ""
+    p = (
+        probs[ROLE_NAMES.index(role)]
+        if role in ROLE_NAMES and len(probs) == len(ROLE_NAMES)
+        else None
+    )
+    return f"{labels.LOG_ROLE_HEAD}: {role}" + (f" {p:.2f}" if p is not None else "")
+
+
+def _log_head_line(ranking: Ranking, node: int) -> str:
+    text = log_head_text(ranking, node)
+    if not text:
+        return ""
+    return f"<div class='lr-role-log' style='font-size:12.5px;margin-top:2px'>{esc(text)}</div>"
 
 
 def _bar(name: str, x: float, color: str) -> str:
@@ -257,5 +284,6 @@ __all__ = [
     "RELATION_PHRASES",
     "edge_phrase",
     "explain_html",
+    "log_head_text",
     "why_lines",
 ]

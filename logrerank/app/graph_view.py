@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ROLE_NAMES
+from ..ranking.shown_roles import log_head_reading, role_source
 from ..resources import package_path
 from ..types import GraphEdge, Ranking, ScoredSentence
 from .graph_layout import (
@@ -139,8 +140,14 @@ def _node_tooltip(s: ScoredSentence, ranking: Ranking, extra: dict[str, Any]) ->
         "",
         f"score {fmt(s.score, 4)} (sorts the ranking) · global {fmt(s.global_score)}"
         f" · local {fmt(s.local_score)}",
-        f"role: {s.role or '–'} ({role_line})",
+        f"role ({role_source(ranking)}): {s.role or '–'} ({role_line})",
     ]
+    head = log_head_reading(ranking, s.node)
+    if head and head.get("role"):
+        head_line = ", ".join(f"{r} {x:.2f}" for r, x in zip(ROLE_NAMES, head.get("probs") or []))
+        lines.append(
+            f"LoG role head (eq. 3): {head['role']}" + (f" ({head_line})" if head_line else "")
+        )
     if extra.get("ce") is not None:
         lines.append(
             f"cross-encoder {fmt(extra['ce'])} (rank {extra.get('ce_rank', '–')})"

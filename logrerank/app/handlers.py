@@ -28,6 +28,7 @@ from typing import Any
 from ..inputs.passages import parse_passages_text, prepare_input, read_passages_file
 from ..models.question_intent import question_intent_info
 from ..ranking.context import apply_budget, estimate_tokens
+from ..ranking.shown_roles import with_tagger_roles
 from ..resources import package_path
 from ..types import InputError, Passage, Ranking, ScoredSentence
 from . import context_view, explain_view, labels, result_view, tables, viz
@@ -257,8 +258,10 @@ def rank_session(
     """Rank the session's cached input under ``knobs``: LoG's graph stages, its local stage,
     the cross-encoder stage, and the baselines again when another cross-encoder was picked.
 
-    Updates the session (latest ranking, local ranks, baseline signals, names); renders nothing
-    (:func:`logrerank.app.result_view.render` does).
+    The ranking's sentences carry the role tagger's roles
+    (:func:`~logrerank.ranking.shown_roles.with_tagger_roles`; the LoG role head's reading is
+    kept in its ``info``). Updates the session (latest ranking, local ranks, baseline signals,
+    names); renders nothing (:func:`logrerank.app.result_view.render` does).
 
     Args:
         backend: the shared models.
@@ -275,10 +278,14 @@ def rank_session(
     t0 = time.perf_counter()
     kwargs = knobs.rank_kwargs(model.config.graph, model.config.context)
     ranking = model.rank_encoded(session.encoded, **kwargs)
+    t_rank = time.perf_counter() - t0
+    # the shown roles: the role tagger's (timed on its own), the LoG role head's kept in info
+    ranking = with_tagger_roles(ranking, backend.role_tagger, cache=session.tagger_roles)
+    t0 = time.perf_counter()
     ranking.info["question_intent"] = question_intent_info(ranking.query)
     _budgeted(model, ranking, knobs)
     local = model.rank_encoded(session.encoded, use_global=False, graph=kwargs["graph"])
-    t_rank = time.perf_counter() - t0
+    t_rank += time.perf_counter() - t0
     t0 = time.perf_counter()
     stage = backend.ce_stage(knobs.blend, choice)
     stage = stage.rank(session.encoded.query, session.encoded.passages)

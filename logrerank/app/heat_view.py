@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..ranking.shown_roles import role_source
 from ..types import Ranking, ScoredSentence
 from .viz import ROLE_COLORS, esc, fmt, role_color
 
@@ -30,7 +31,7 @@ def heat_html(
     out = [
         "<div class='lr-heat'>",
         "<div class='lr-note'>Shade = LoG score "
-        "(min–max over this input); underline colour = role "
+        f"(min–max over this input); underline colour = role ({esc(role_source(ranking))}) "
         + " ".join(
             f"<span class='lr-role-key' style='border-bottom-color:{c}'>{esc(r)}</span>"
             for r, c in ROLE_COLORS.items()

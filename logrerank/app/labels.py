@@ -5,8 +5,9 @@
 * :func:`ce_label` names the comparison's cross-encoder ("cross-encoder twin", ...);
 * :func:`saturated` tells when calibrated scores crowd at an end of [0, 1] (the twin's
   0.98-0.999), so the views show the raw logits beside them;
-* :func:`role_note` and :func:`intent_title` say where the shown roles and question intent come
-  from and how accurate they are, with the figures read from the checkpoints' config.json.
+* :func:`role_title`, :func:`role_note` and :func:`intent_title` say where the shown roles (the
+  role tagger's) and question intent come from and how accurate they are, with the figures read
+  from the checkpoints' config.json.
 """
 
 from __future__ import annotations
@@ -60,40 +61,85 @@ def saturated(scores: Iterable[float | None]) -> bool:
     return 3 * near >= len(xs) or max(xs) - min(xs) < SATURATION_SPREAD
 
 
-ROLE_SPLITS = {"csabstruct/test": "CSAbstruct", "nicta/test": "NICTA-PIBOSO"}
-"""Role-tagger test splits quoted in the role tooltip, with their display names."""
+ROLE_SPLITS = {
+    "csabstruct/test": "CSAbstruct",
+    "nicta/test": "NICTA-PIBOSO",
+    "pubmedqa/test": "PubMedQA",
+}
+"""Role-tagger test splits quoted in the role panel, with their display names (PubMedQA's labels
+are its abstracts' section headings, a noisier check the tagger was never trained on)."""
 
-LOG_ROLE_HEAD_ACCURACY = {"CSAbstruct": 0.570, "NICTA-PIBOSO": 0.660}
-"""Test accuracy of the shown role (the bundled LoG model's role head, each abstract ranked alone
-with a neutral question), measured 2026-12-05 by ``python research/role_head_accuracy.py``; to
-be re-measured when the bundled LoG model changes."""
+LOG_ROLE_HEAD_ACCURACY = {"CSAbstruct": 0.570, "NICTA-PIBOSO": 0.660, "PubMedQA": 0.727}
+"""Test accuracy of the bundled LoG model's role head (eq. 3; each abstract ranked alone with a
+neutral question), measured 2026-12-05 by ``python research/role_head_accuracy.py``
+(logrerank/checkpoints/role-tagger/MODEL_CARD.md); to be re-measured when the bundled LoG model
+changes."""
+
+LOG_ROLE_HEAD = "LoG role head (eq. 3, used inside the local score)"
+"""What the role panel calls the LoG role head when it shows its reading beside the tagger's."""
 
 
-@functools.lru_cache(maxsize=1)
 def role_tagger_test_accuracy() -> dict[str, float]:
     """Display name -> test accuracy of the bundled role tagger (its config.json; empty when the
-    checkpoint or the figures are missing)."""
+    checkpoint or the figures are missing; a missing split is left out)."""
     from ..models.role_checkpoint import default_checkpoint_dir
 
+    return dict(_tagger_accuracy(str(default_checkpoint_dir())))
+
+
+@functools.lru_cache(maxsize=4)
+def _tagger_accuracy(folder: str) -> tuple[tuple[str, float], ...]:
+    """:func:`role_tagger_test_accuracy` of one checkpoint folder, read once."""
     try:
-        raw = json.loads((default_checkpoint_dir() / "config.json").read_text(encoding="utf-8"))
+        raw = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
         test = raw["training"]["test"]
-        return {name: float(test[key]["accuracy"]) for key, name in ROLE_SPLITS.items()}
+        return tuple(
+            (name, float(test[key]["accuracy"])) for key, name in ROLE_SPLITS.items() if key in test
+        )
     except (OSError, ValueError, KeyError, TypeError):
-        return {}
+        return ()
 
 
-def role_note() -> str:
-    """Where the shown sentence roles come from and the role tagger's test accuracy per corpus."""
-    acc = role_tagger_test_accuracy()
-    figures = ", ".join(f"{name} {100 * a:.1f} %" for name, a in acc.items())
-    shown = ", ".join(f"{name} {100 * a:.1f} %" for name, a in LOG_ROLE_HEAD_ACCURACY.items())
+def _figures(acc: dict[str, float]) -> str:
+    return ", ".join(f"{name} {100 * a:.1f} %" for name, a in acc.items())
+
+
+def role_title(tagger: bool = True) -> str:
+    """The role panel's header: which model the shown role comes from and its test accuracy,
+    ``"role (role tagger; test accuracy CSAbstruct 78.3 %, ...)"``; ``tagger=False`` names the
+    LoG role head (a ranking whose roles were not replaced by the tagger's)."""
+    if tagger:
+        figures = _figures(role_tagger_test_accuracy())
+        return f"role (role tagger; test accuracy {figures})" if figures else "role (role tagger)"
+    return f"role (LoG role head, eq. 3; test accuracy {_figures(LOG_ROLE_HEAD_ACCURACY)})"
+
+
+def role_note(tagger: bool = True) -> str:
+    """Where the shown sentence roles come from, with the test accuracy of the role tagger
+    (read from its checkpoint's config.json) and of the LoG role head.
+
+    Args:
+        tagger: the shown roles are the role tagger's (the app's default); False: the LoG role
+            head's (a ranking not retagged, e.g. when the tagger could not be loaded).
+    """
+    figures = _figures(role_tagger_test_accuracy())
+    head = _figures(LOG_ROLE_HEAD_ACCURACY)
+    if "PubMedQA" in role_tagger_test_accuracy():
+        figures += " (PubMedQA: section headings as labels)"
+    if tagger:
+        return (
+            "Role = argmax of the role tagger (logrerank/checkpoints/role-tagger/MODEL_CARD.md), "
+            "which reads each passage as one abstract"
+            + (f"; its sentence accuracy on the test splits: {figures}" if figures else "")
+            + ". The LoG local scorer's own role head (eq. 3), whose reading the LoG scores use "
+            f"(eq. 4), is often wrong as a label ({head}); its reading is shown below the bars. "
+            "The graph's typed relations (e.g. result->method) are built from the head's roles."
+        )
     return (
-        f"Role = argmax of the LoG local scorer's role head (eq. 3); its sentence accuracy on "
-        f"the test splits: {shown}. It was trained to match the role tagger "
-        "(logrerank/checkpoints/role-tagger/MODEL_CARD.md)"
-        + (f", whose own test accuracy is {figures}" if figures else "")
-        + "."
+        "Role = argmax of the LoG local scorer's role head (eq. 3), not the role tagger's (the "
+        "status panel warns when the tagger could not be loaded); its sentence accuracy on the "
+        f"test splits: {head}. The role tagger (logrerank/checkpoints/role-tagger/MODEL_CARD.md) "
+        "does better" + (f": {figures}." if figures else ".")
     )
 
 
@@ -110,11 +156,13 @@ def intent_title(info: dict[str, Any] | None) -> str:
 
 
 __all__ = [
+    "LOG_ROLE_HEAD",
     "LOG_ROLE_HEAD_ACCURACY",
     "ce_label",
     "intent_title",
     "log_label",
     "role_note",
+    "role_title",
     "role_tagger_test_accuracy",
     "saturated",
 ]

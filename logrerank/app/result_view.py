@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ranking.selection import order_note
+from ..ranking.shown_roles import TAGGER_SOURCE, role_source
 from ..types import json_safe
 from . import context_view, graph_view, heat_view, tables, viz
 from .state import Knobs, Ranked, Result, Session
@@ -76,6 +77,11 @@ def notes(out: Ranked, session: Session) -> list[str]:
         + f" · transformer passes this session: {session.encodes}"
         + f" · graph recomputations: {session.recomputes}",
     ]
+    if role_source(ranking) == TAGGER_SOURCE:
+        lines.append(
+            "Sentence roles: the role tagger's (read per passage); the LoG role head's own "
+            "reading (eq. 3, used inside the local score) is in Explain"
+        )
     if out.min_titled > 0 and ranking.info.get("global_stage"):
         lines.append(stage_note(ranking.info, out.min_titled))
     sc = ranking.info.get("score") or {}

@@ -102,6 +102,8 @@ class Backend:
         cross_encoder_choice: ``"bundled"``, the user's folder, or ``""`` (a model given by
             the caller, or none).
         runtime: the transformer runtime of both models (:mod:`logrerank.runtime`).
+        role_tagger: the tagger of the shown roles (:mod:`logrerank.ranking.shown_roles`);
+            None = the bundled one, loaded once per process on first use.
     """
 
     log: Any
@@ -109,6 +111,7 @@ class Backend:
     cross_encoder_error: str | None = None
     cross_encoder_choice: str = ""
     runtime: str = "torch"
+    role_tagger: Any = None
     _rankers: dict[str, Any] = field(default_factory=dict, repr=False)
     _choices: dict[str, ce_choice.Loaded] = field(default_factory=dict, repr=False)
 
@@ -351,6 +354,7 @@ class Session:
     knobs: Knobs = field(default_factory=Knobs)
     encodes: int = 0  # transformer passes in this session
     recomputes: int = 0  # graph-stage recomputations from cache
+    tagger_roles: dict[Any, Any] = field(default_factory=dict)  # role tagger output per passage
     # what the headers call LoG (with its ablations) and the comparison's cross-encoder
     names: tuple[str, str] = ("LoG", "cross-encoder")
 

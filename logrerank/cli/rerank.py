@@ -45,10 +45,12 @@ def format_ranking(ranking: Ranking, top: int = 10, width: int | None = None) ->
     or the selected order when the ranking itself was selected). The table shows ``score`` (each
     sentence's own score), the local and global stage scores, the sentence's place as ``passage.sentence`` (numbered from 1, as in the app; the
     JSON of ``--out`` and ``rerank-batch`` count ``passage_idx`` / ``sent_idx`` from 0), its role
-    and its whole text, wrapped to ``width`` (default: the terminal's width, at least 60).
+    (the legend says whose: the LoG role head's, or the role tagger's for a ranking passed through
+    :func:`~logrerank.ranking.shown_roles.with_tagger_roles`) and its whole text, wrapped to ``width`` (default: the terminal's width, at least 60).
     """
     from ..config import ROLE_NAMES
     from ..ranking.selection import order_note
+    from ..ranking.shown_roles import TAGGER_SOURCE, role_source
 
     if width is None:
         width = shutil.get_terminal_size((100, 24)).columns
@@ -70,7 +72,12 @@ def format_ranking(ranking: Ranking, top: int = 10, width: int | None = None) ->
     legend = (
         f"{order_note(ranking)}; local / global: the two stages' scores; "
         "p.s: passage and sentence, counted from 1 (in the JSON, passage_idx and sent_idx "
-        "count from 0)"
+        "count from 0); role: "
+        + (
+            "the role tagger's"
+            if role_source(ranking) == TAGGER_SOURCE
+            else "the LoG role head's argmax (eq. 3; the app shows the more accurate role tagger's)"
+        )
     )
     lines.extend(textwrap.wrap(legend, width=width))
     head = f"{'rank':>4}  {'score':>5}  {'local':>5}  {'global':>6}  {'p.s':<7}  {'role':<10}  "

@@ -89,10 +89,10 @@ class TaggerFeatures:
 
     @property
     def tagger(self) -> Any:
-        if self._tagger is None:
-            from .role_tagger import RoleTagger
+        if self._tagger is None:  # the process-wide bundled tagger (shared with the app's roles)
+            from .role_tagger import load_default
 
-            self._tagger = RoleTagger.from_pretrained()
+            self._tagger = load_default()
         return self._tagger
 
     def embed(self, texts: list[str]) -> Tensor:

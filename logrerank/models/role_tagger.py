@@ -20,6 +20,7 @@ checked against a fingerprint.
 Public API::
 
     tagger = RoleTagger.from_pretrained()               # logrerank/checkpoints/role-tagger
+    tagger = load_default()                             # the same, loaded once per process
     probs = tagger.predict([["sent 1", "sent 2"], ["other abstract ..."]])  # [m, 3] per doc
 """
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -356,3 +358,22 @@ class RoleTagger(nn.Module):
         model.to(bb.pick_device(config.device))
         model.source = str(path)
         return model.eval()
+
+
+_DEFAULT_LOCK = threading.Lock()
+_DEFAULTS: dict[str, RoleTagger] = {}
+
+
+def load_default() -> RoleTagger:
+    """The tagger of :func:`~logrerank.models.role_checkpoint.default_checkpoint_dir`, loaded
+    once per process and folder and shared by its users (the roles the app shows, the
+    question-intent features). Thread-safe.
+
+    Raises:
+        RoleCheckpointError: as :meth:`RoleTagger.from_pretrained` (nothing is cached then).
+    """
+    key = str(default_checkpoint_dir())
+    with _DEFAULT_LOCK:
+        if key not in _DEFAULTS:
+            _DEFAULTS[key] = RoleTagger.from_pretrained(key)
+        return _DEFAULTS[key]

@@ -253,6 +253,48 @@ def test_explain_fits_the_phone(page):
     assert not page.dialogs
 
 
+# ---------------------------------------------------------------------------------- roles
+METHOD_SENTENCE = "We pooled two placebo-controlled trials"  # P2·S2 of the statins example
+
+
+def test_roles_are_the_role_taggers(page):
+    """The sentence table's role column shows the role tagger's roles: a plain methods sentence
+    of the statins example (P2·S2, "We pooled two placebo-controlled trials ...", 0.94 method by
+    the bundled tagger) reads "method"; Explain's role panel names the role tagger with its test
+    accuracy and gives the LoG role head's reading on a second line."""
+    if page.size == "phone":
+        pytest.skip("the roles do not depend on the screen size (the phone layout of Explain is "
+                    "test_explain_fits_the_phone)")  # fmt: skip
+    run_example(page, SMALL)
+    cells = page.evaluate(
+        "Object.fromEntries([...document.querySelectorAll('#table [data-testid^=\"cell-\"]')]"
+        ".map(c => [c.dataset.testid, c.textContent.trim()]))"
+    )
+    rows = [k.split("-")[1] for k, v in cells.items() if k.endswith("-1") and
+            v.startswith(METHOD_SENTENCE)]  # fmt: skip
+    assert len(rows) == 1, sorted(cells.items())[:12]
+    assert cells[f"cell-{rows[0]}-5"] == "method"
+    page.evaluate("document.getElementById('results').scrollIntoView({block: 'start'})")
+    shot(page, "roles_table")
+    open_tab(page, "Explain")
+    page.click("#explain-pick input")
+    page.wait_for_selector("#explain-pick [role=option]", timeout=TIMEOUT_MS)
+    page.locator("#explain-pick [role=option]", has_text="P2·S2").first.click()
+    page.wait_for_function(
+        "t => (document.querySelector('#explain blockquote') || {}).textContent?.startsWith(t)",
+        arg=METHOD_SENTENCE,
+        timeout=60_000,
+    )
+    role = page.inner_text("#explain .lr-role")
+    assert "role (role tagger; test accuracy CSAbstruct " in role and "): method" in role, role
+    assert "LoG role head (eq. 3, used inside the local score): " in role, role
+    assert page.inner_text("#explain .lr-role-note").startswith("Role = argmax of the role tagger")
+    page.evaluate("document.getElementById('explain').scrollIntoView({block: 'start'})")
+    time.sleep(0.3)
+    shot(page, "roles_explain")
+    assert not page.dialogs
+
+
 # ---------------------------------------------------------------------------------- API
 def test_rerank_api_json_and_errors(app_url):
     """``/rerank``: one JSON object with named fields; bad input raises with the message."""

@@ -145,12 +145,14 @@ def test_intent_title_and_role_note():
         "50 % on weakly labelled held-out questions)"
     )
     assert labels.intent_title({"probs": [1, 0, 0]}) == "question intent (classifier)"
-    note = labels.role_note()
-    assert "role head (eq. 3)" in note and "role tagger" in note
+    note = labels.role_note()  # the shown role is the role tagger's
+    assert note.startswith("Role = argmax of the role tagger") and "role head (eq. 3)" in note
     acc = labels.role_tagger_test_accuracy()
+    assert set(acc) == {"CSAbstruct", "NICTA-PIBOSO", "PubMedQA"}
     for name, a in acc.items():  # the figures come from the bundled tagger's config.json
         assert f"{name} {100 * a:.1f} %" in note
-    assert "CSAbstruct 57.0 %, NICTA-PIBOSO 66.0 %" in note  # the shown role's own accuracy
+    assert "CSAbstruct 57.0 %, NICTA-PIBOSO 66.0 %, PubMedQA 72.7 %" in note  # the LoG head's
+    assert labels.role_note(tagger=False).startswith("Role = argmax of the LoG local scorer")
 
 
 def _ranking(info: dict) -> Ranking:
@@ -169,6 +171,7 @@ def test_explain_shows_the_classifier_intent_and_names_gamma_for_what_it_is():
     assert "question intent (classifier: 80 % on weakly labelled held-out questions): method" in out
     assert "role mixing weights the local scorer used" in out
     assert "lr-role-note" in out and "role tagger" in out
+    assert "role (LoG role head, eq. 3; test accuracy CSAbstruct 57.0 %" in out  # not retagged
     bare = explain_view.explain_html(r.sentences[0], _ranking({}), [], [], None)
     assert "question intent: not available" in bare
 
