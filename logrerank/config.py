@@ -189,6 +189,14 @@ class ScoreConfig(JsonConfig):
     # (docs/method.md, "Paper pools"); paper_title_words 0 or a = 1 = off (the graph alone)
     paper_title_words: float = 0.0
     paper_global_weight: float = 1.0
+    # Citing queries in paper pools (logrerank/ranking/routing.py; not in the paper): when
+    # citance_route is on, a paper pool whose query carries a citation marker ("(Brants, 2000)",
+    # "[12]"; logrerank/text/citations.py) takes a = `citance_global_weight` instead: a citing
+    # sentence wants the span of the one paper it cites, where the graph's pooled evidence
+    # across that paper's passages blurs which span it is. Chosen with paper_global_weight by
+    # `logrerank tune-score --paper-route`
+    citance_route: bool = False
+    citance_global_weight: float = 1.0
     # Sentence selection (logrerank/ranking/selection.py; not in the paper): the head of the sentence
     # order is picked greedily with gain z * select_decay ** e - select_margin * e -
     # select_redundancy * (largest cosine of its vector to a picked one), e = sentences of its

@@ -42,7 +42,7 @@ def title_words(passages) -> float:
 def mode_logits(model, enc, mode: str) -> torch.Tensor:
     """``[N]`` final sentence logits of a pool under one stage choice."""
     cfg = model.config
-    route = pool_route(cfg, enc.passages)
+    route = pool_route(cfg, enc.passages, enc.query)
     l_global = None
     if mode != "local":
         gcfg, stage_cfg = stage_graph(cfg, mode, None)

@@ -18,7 +18,10 @@ inference (:meth:`logrerank.pipeline.LoGReranker.rank_encoded`, which records it
   ``a = score.paper_global_weight`` (:func:`logrerank.ranking.results.routed_logits`): the multi-passage
   stage was trained on entity-titled multi-hop pools, and on paper pools its link and lexical
   evidence helps Evidence Inference and SciFact but misleads on citing sentences (docs/method.md,
-  "Paper pools").
+  "Paper pools");
+* **citing queries**: with ``score.citance_route``, a paper pool whose query carries a citation
+  marker (:func:`logrerank.text.citations.has_citation_marker`: a citing sentence, which wants
+  the span of the one paper it cites) takes ``a = score.citance_global_weight`` instead.
 
 Whether shared-term links are built at all is a graph setting (``graph.term_min_titled``,
 :func:`logrerank.graph.links.pool_links`), not a route.
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 
 from ..config import LoGConfig, ScoreConfig
 from ..graph.links import titled_fraction
+from ..text.citations import has_citation_marker
 
 MULTI, SINGLE = "multi-passage", "single-passage"
 """Names of the two global stages of a routed model."""
@@ -46,6 +50,8 @@ class PoolRoute:
     lexical_max_titled: float  # the threshold below which the lexical prior applies
     title_words: float = 0.0  # mean title length (words) of the titled passages
     global_weight: float = 1.0  # a: weight of the graph stage's logits (1 = the graph alone)
+    citance: bool = False  # the query carries a citation marker (a citing sentence)
+    paper: bool = False  # a paper pool (mean title words >= score.paper_title_words > 0)
 
     def describe(self) -> str:
         """One line for people: which stage, why, and whether the lexical prior applies."""
@@ -57,9 +63,11 @@ class PoolRoute:
         else:
             stage = f"multi-passage stage (at least {100 * self.min_titled:.0f} % titled)"
         lex = f"; lexical prior w = {self.lexical_weight:g}" if self.lexical_weight else ""
-        if self.global_weight < 1.0:
+        if self.paper and (self.global_weight < 1.0 or self.citance):
+            kind = "paper titles"
+            kind += ", citing query" if self.citance else ""
             lex += (
-                f"; paper titles ({self.title_words:.0f} words): graph stage weighted "
+                f"; {kind} ({self.title_words:.0f} title words): graph stage weighted "
                 f"{self.global_weight:g}, local only {1 - self.global_weight:g}"
             )
         return f"{share}: {stage}{lex}"
@@ -76,17 +84,31 @@ def mean_title_words(passages) -> float:
     return sum(lengths) / len(lengths) if lengths else 0.0
 
 
-def global_weight_for(score: ScoreConfig, title_words: float) -> float:
-    """``score.paper_global_weight`` for a paper pool (mean title words at least
-    ``score.paper_title_words`` > 0), else 1 (the graph stage alone)."""
-    paper = score.paper_title_words > 0 and title_words >= score.paper_title_words
-    return score.paper_global_weight if paper else 1.0
+def is_paper_pool(score: ScoreConfig, title_words: float) -> bool:
+    """Whether a pool is a paper pool: mean title words at least ``score.paper_title_words`` > 0."""
+    return score.paper_title_words > 0 and title_words >= score.paper_title_words
 
 
-def pool_route(config: LoGConfig, passages) -> PoolRoute:
-    """The :class:`PoolRoute` of a pool's passages under ``config``."""
+def is_citance(score: ScoreConfig, query: str) -> bool:
+    """Whether the citing-query route applies to ``query``: ``score.citance_route`` is on and
+    the query carries a citation marker."""
+    return bool(score.citance_route) and has_citation_marker(query)
+
+
+def global_weight_for(score: ScoreConfig, title_words: float, citance: bool = False) -> float:
+    """``a`` of a pool: in a paper pool (:func:`is_paper_pool`) ``score.citance_global_weight``
+    for a citing query (:func:`is_citance`) and ``score.paper_global_weight`` otherwise; else 1
+    (the graph stage alone)."""
+    if not is_paper_pool(score, title_words):
+        return 1.0
+    return score.citance_global_weight if citance else score.paper_global_weight
+
+
+def pool_route(config: LoGConfig, passages, query: str = "") -> PoolRoute:
+    """The :class:`PoolRoute` of a pool (its passages and query) under ``config``."""
     titled = titled_fraction(passages)
     words = mean_title_words(passages)
+    citance = is_citance(config.score, query)
     m = config.single.min_titled
     return PoolRoute(
         titled_fraction=titled,
@@ -95,5 +117,7 @@ def pool_route(config: LoGConfig, passages) -> PoolRoute:
         min_titled=m,
         lexical_max_titled=config.score.lexical_max_titled,
         title_words=words,
-        global_weight=global_weight_for(config.score, words),
+        global_weight=global_weight_for(config.score, words, citance),
+        citance=citance,
+        paper=is_paper_pool(config.score, words),
     )

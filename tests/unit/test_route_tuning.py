@@ -17,15 +17,14 @@ PAPER = "A randomised trial of {} for the prevention of cancer in older adults"
 TOPICS = ["aspirin", "statins", "metformin", "vitamin D"]
 
 
-def _examples(short_titles: bool = False) -> list[Example]:
+def _examples(short_titles: bool = False, citing: bool = False) -> list[Example]:
     docs = [
         Doc(f"d{i}", t if short_titles else PAPER.format(t),
             [f"{t.capitalize()} lowered cancer incidence.", "Adherence was high in both arms."])
         for i, t in enumerate(TOPICS)
     ]  # fmt: skip
-    return [
-        Example(f"q{i}", f"Does {t} prevent cancer?", docs, [f"d{i}"]) for i, t in enumerate(TOPICS)
-    ]
+    query = "{} was given as in Smith et al. (2010)." if citing else "Does {} prevent cancer?"
+    return [Example(f"q{i}", query.format(t), docs, [f"d{i}"]) for i, t in enumerate(TOPICS)]
 
 
 def test_chosen_weight_is_the_best_macro_and_is_written(tiny_ckpt, tmp_path, monkeypatch):
@@ -34,7 +33,7 @@ def test_chosen_weight_is_the_best_macro_and_is_written(tiny_ckpt, tmp_path, mon
     for f in tiny_ckpt.iterdir():
         (ckpt / f.name).write_bytes(f.read_bytes())
     model = LoGReranker.from_pretrained(str(ckpt))
-    sets = {"a": _examples(), "b": _examples(short_titles=True)}
+    sets = {"a": _examples(), "b": _examples(short_titles=True), "c": _examples(citing=True)}
     encoded = {
         k: [model.encode(ex.query, example_passages(ex)) for ex in v] for k, v in sets.items()
     }
@@ -43,18 +42,33 @@ def test_chosen_weight_is_the_best_macro_and_is_written(tiny_ckpt, tmp_path, mon
         return sets[src], encoded[src]
 
     monkeypatch.setattr(route_tuning, "encode_cached", fake_encode_cached)
-    out = route_tuning.tune_paper_route(ckpt, specs=("a:train:4", "b:train:4"), command="cmd")
-    # the short-titled pools are not paper pools: only "a" counts
-    assert out["pools"] == {"a:train:4": 4, "b:train:4": 0} and list(out["per_spec"]) == [
-        "a:train:4"
-    ]
-    rows = route_tuning.pool_rows(model, sets["a"], encoded["a"])
-    macro = {a: statistics.fmean(r[str(a)] for r in rows) for a in route_tuning.GRID}
-    best = max(route_tuning.GRID, key=lambda a: (round(macro[a], 6), a))
-    assert out["chosen"] == {"paper_title_words": 7.0, "paper_global_weight": best}
-    assert out["macro"][str(best)] == pytest.approx(macro[best], abs=0.01)
+    monkeypatch.setattr(route_tuning, "MIN_POOLS", 2)
+    specs = ("a:train:4", "b:train:4", "c:train:4")
+    out = route_tuning.tune_paper_route(ckpt, specs=specs, command="cmd")
+    # the short-titled pools are not paper pools; "a" holds questions, "c" citing queries
+    assert out["pools"] == {
+        "a:train:4": {"question": 4, "citance": 0},
+        "b:train:4": {"question": 0, "citance": 0},
+        "c:train:4": {"question": 0, "citance": 4},
+    }
+    assert list(out["per_spec"]["question"]) == ["a:train:4"]
+    assert list(out["per_spec"]["citance"]) == ["c:train:4"]
+    best = {}
+    for kind, src in (("question", "a"), ("citance", "c")):
+        rows = route_tuning.pool_rows(model, sets[src], encoded[src])
+        assert {r["kind"] for r in rows} == {kind}
+        macro = {a: statistics.fmean(r[str(a)] for r in rows) for a in route_tuning.GRID}
+        best[kind] = max(route_tuning.GRID, key=lambda a: (round(macro[a], 6), a))
+        assert out["macro"][kind][str(best[kind])] == pytest.approx(macro[best[kind]], abs=0.01)
+    assert out["chosen"] == {
+        "paper_title_words": 7.0,
+        "paper_global_weight": best["question"],
+        "citance_route": True,
+        "citance_global_weight": best["citance"],
+    }
     meta = json.loads((ckpt / "config.json").read_text())
-    assert meta["model"]["score"]["paper_global_weight"] == best
+    assert meta["model"]["score"]["paper_global_weight"] == best["question"]
+    assert meta["model"]["score"]["citance_global_weight"] == best["citance"]
     assert meta["training"]["paper_route"]["command"] == "cmd"
     back = LoGReranker.from_pretrained(str(ckpt))
-    assert back.config.score.paper_title_words == 7.0
+    assert back.config.score.paper_title_words == 7.0 and back.config.score.citance_route

@@ -100,6 +100,7 @@ def with_new_graph(model, cfg: GraphCVConfig, seed: int):
         base[section] = {**base[section], **values}
     merged = LoGConfig.from_dict(base)
     model.config.graph, model.config.global_ = merged.graph, merged.global_
+    model.config.score = merged.score
     model.config.validate()
     torch.manual_seed(seed)
     model.global_model = GlobalReranker(model.local.hidden_size, model.config.global_)

@@ -19,8 +19,13 @@ from ...config import LoGConfig
 from ...jsonconfig import ConfigError, JsonConfig
 
 MULTI_HOP_SOURCES = ("hotpotqa", "musique")
-AUX_SOURCES = ("scifact", "citint")
+# single-passage and scientific multi-paper train pools that can join every fold
+AUX_SOURCES = ("scifact", "citint", "evinf", "scisumm")
+DEV_SOURCES = ("scifact", "citint")  # cached dev splits `--eval` reads
 LOSSES = ("aligned", "listwise")
+# model config sections a run may override (``score``: the adjustments the CV rows are scored
+# with, e.g. ``paper_global_weight = 1`` to see the graph stage alone on paper pools)
+MODEL_SECTIONS = ("graph", "global", "score")
 STAGE = "global-multihop"  # GraphCVConfig.stage: what makes a global config this one
 # fields that do not change the trained models (left out of the run digest)
 _NOT_IN_DIGEST = (
@@ -72,7 +77,8 @@ class GraphCVConfig(JsonConfig):
     threads: int = 1  # torch threads
     # True: encode the pools the cache lacks first; False: use the cached prefix of each split
     encode: bool = False
-    model: dict[str, Any] = field(default_factory=dict)  # {"graph": {...}, "global": {...}}
+    # {"graph": {...}, "global": {...}, "score": {...}}: overrides of the init's model config
+    model: dict[str, Any] = field(default_factory=dict)
     # routing (config.single): the final checkpoints keep the init's global stage (its
     # single-passage stage when it has one) for pools where fewer than this share of the
     # passages has a usable title; 0 = one global stage for every pool
@@ -91,11 +97,12 @@ class GraphCVConfig(JsonConfig):
         if self.loss not in LOSSES:
             raise ConfigError(f"loss must be one of {list(LOSSES)}, got {self.loss!r}")
         bad = [s for s in self.multihop if s not in MULTI_HOP_SOURCES]
-        bad += [s for s in (*self.aux, *self.dev) if s not in AUX_SOURCES]
+        bad += [s for s in self.aux if s not in AUX_SOURCES]
+        bad += [s for s in self.dev if s not in DEV_SOURCES]
         if bad or not self.multihop:
             raise ConfigError(
-                f"multihop takes {list(MULTI_HOP_SOURCES)} (at least one), aux and dev take "
-                f"{list(AUX_SOURCES)}; got {bad}"
+                f"multihop takes {list(MULTI_HOP_SOURCES)} (at least one), aux takes "
+                f"{list(AUX_SOURCES)}, dev takes {list(DEV_SOURCES)}; got {bad}"
             )
         if self.fold_groups not in ("gold", "question"):
             raise ConfigError(f"fold_groups must be 'gold' or 'question', got {self.fold_groups!r}")
@@ -103,9 +110,9 @@ class GraphCVConfig(JsonConfig):
             raise ConfigError(f"single_min_titled must be in [0, 1], got {self.single_min_titled}")
         if not self.seeds or self.lr <= 0 or self.aux_weight < 0 or self.sentence_weight < 0:
             raise ConfigError("seeds must be non-empty, lr > 0, aux_weight/sentence_weight >= 0")
-        unknown = sorted(set(self.model) - {"graph", "global"})
+        unknown = sorted(set(self.model) - set(MODEL_SECTIONS))
         if unknown:
-            raise ConfigError(f"model takes the sections 'graph' and 'global', got {unknown}")
+            raise ConfigError(f"model takes the sections {list(MODEL_SECTIONS)}, got {unknown}")
         return self
 
     def digest(self) -> str:

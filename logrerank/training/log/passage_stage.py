@@ -90,7 +90,7 @@ def sentence_logits(model, enc, use_global: bool) -> torch.Tensor:
     """``[N]`` final sentence logits of an encoded pool, as :meth:`~logrerank.pipeline.
     LoGReranker.rank_encoded` computes them before the passage head."""
     cfg = model.config
-    path = pool_route(cfg, enc.passages)
+    path = pool_route(cfg, enc.passages, enc.query)
     l_global = None
     if use_global:
         stage = path.stage
