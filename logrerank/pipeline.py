@@ -384,9 +384,7 @@ class LoGReranker(nn.Module):
             passage_head: False = passages ranked by their best sentence (no learned head).
         """
         cfg = self.config
-        path = pool_route(
-            cfg, enc.passages, enc.query
-        )  # every routing decision, once (ranking/routing.py)
+        path = pool_route(cfg, enc.passages, enc.query)  # every routing decision (routing.py)
         stage = path.stage
         gcfg, stage_cfg = stage_graph(cfg, stage, graph)
         if cross_passage is not None:

@@ -94,9 +94,7 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
             for spec in specs:
                 parse_spec(spec)  # a malformed spec fails here, with its message
         kw = {"specs": tuple(specs)} if specs else {}
-        result = tune_paper_route(
-            args.checkpoint, write=not args.dry_run, command=_command(), **kw
-        )
+        result = tune_paper_route(args.checkpoint, write=not args.dry_run, command=_command(), **kw)
         print(json.dumps(result, indent=1, default=str))
         return 0
     tune = tune_lexical if args.lexical else tune_score
