@@ -14,7 +14,7 @@ scored by passage nDCG@10 of the model's own passage score (its passage head whe
 else the best sentence), and per query kind the ``a`` with the best macro mean over the specs
 that hold at least :data:`MIN_POOLS` pools of that kind is written to
 ``model.score.paper_global_weight`` / ``citance_global_weight`` (``citance_route`` on when the
-specs hold citing queries), with ``score.paper_title_words`` (the title length that marks a
+specs hold citing queries and their weight differs from the questions'), with ``score.paper_title_words`` (the title length that marks a
 paper pool) and how it was chosen (``training.paper_route``).
 
 ``logrerank tune-score --checkpoint DIR --paper-route``.
@@ -126,7 +126,8 @@ def tune_paper_route(
     }
     best = {k: max(GRID, key=lambda a: (round(m[str(a)], 6), a)) for k, m in macro.items()}
     chosen = {"paper_title_words": TITLE_WORDS, "paper_global_weight": best["question"]}
-    chosen["citance_route"] = "citance" in best  # ties above: more graph
+    # a route of its own only where citing queries are better served by another weight
+    chosen["citance_route"] = best.get("citance", best["question"]) != best["question"]
     chosen["citance_global_weight"] = best.get("citance", 1.0)
     result = {
         "chosen": chosen,
