@@ -35,8 +35,9 @@ OTHER_PHRASE = "sentence {src} is linked to it ({rel})"
 
 INTENT_NOTE = (
     "What the question asks for, from a separate classifier: a linear head on the role tagger's "
-    "reading of the question, trained on labelled abstract sentences and chosen on weakly "
-    "labelled questions (the role of their gold evidence); held-out figures in "
+    "reading of the question, trained on labelled abstract sentences, its epoch chosen on 30 "
+    "hand-written validation questions; test figures (hand-written questions, and weakly "
+    "labelled ones: the role of their gold evidence) in "
     "logrerank/checkpoints/question-intent/MODEL_CARD.md. It is not the LoG intent head "
     "(eq. 2); that head's weights are shown beside it for what they are."
 )

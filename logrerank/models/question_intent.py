@@ -10,8 +10,9 @@ bundled role tagger's log-probabilities for the question read as a one-sentence 
 fine-tuned on sentence-role corpora, :mod:`logrerank.models.role_tagger`), and a trained linear
 head maps them to the intent (:mod:`logrerank.training.intent.intent_train`, ``logrerank train intent``). The
 head starts as the identity (the tagger's own reading of the question), trains on labelled
-abstract sentences read alone, and its epoch (the identity included) is chosen on weakly
-labelled validation questions, whose label is the role of their gold evidence sentences.
+abstract sentences read alone, and its epoch (the identity included) is chosen on 30
+hand-written validation questions (``logrerank/training/intent/handwritten_val.json``); weakly
+labelled questions (label: the role of their gold evidence sentences) are reported held out.
 
 The checkpoint folder (``logrerank/checkpoints/question-intent``) holds ``model.safetensors``
 (the head only, fp32), ``config.json`` (format tag, head shape, role order, held-out accuracy

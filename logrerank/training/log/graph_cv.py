@@ -81,6 +81,15 @@ def load_sets(
     return out
 
 
+def load_extra(model, cfg: GraphCVConfig, log=sys.stdout):
+    """``(example, encoding)`` pools of ``cfg.aux_extra`` (source:split:limit:offset slices)."""
+    out = []
+    for spec in cfg.aux_extra:
+        src, split, limit, offset = spec.split(":")
+        out += load_sets(model, cfg, {src: int(limit)}, split, log, {src: int(offset)})
+    return out
+
+
 def base_model(cfg: GraphCVConfig):
     """The frozen model of ``cfg.init`` (its local part is never trained here)."""
     from ...pipeline import LoGReranker
@@ -206,6 +215,7 @@ def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
     model = base_model(cfg)
     mh = load_sets(model, cfg, cfg.multihop, "train", log)
     aux = load_sets(model, cfg, cfg.aux, "train", log, cfg.aux_offset)
+    aux += load_extra(model, cfg, log)
     counts = "_".join(f"{s}{sum(e.meta['source'] == s for e, _ in mh + aux)}" for s in _srcs(cfg))
     work = Path(cfg.work_dir) / f"{cfg.digest()}-{counts}"  # the cached prefixes may grow
     work.mkdir(parents=True, exist_ok=True)
@@ -277,6 +287,7 @@ def run_final(cfg: GraphCVConfig, command: str = "", log=sys.stdout) -> dict[str
     single = single_stage_of(model, m_t) if m_t > 0 else None
     pools = load_sets(model, cfg, cfg.multihop, "train", log)
     pools += load_sets(model, cfg, cfg.aux, "train", log, cfg.aux_offset)
+    pools += load_extra(model, cfg, log)
     local_weights = {k: v.clone() for k, v in model.local.state_dict().items()}
     done = {}
     for seed in cfg.seeds:

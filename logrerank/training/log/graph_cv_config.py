@@ -55,6 +55,9 @@ class GraphCVConfig(JsonConfig):
     # aux pools start after this many queries of their train split (e.g. {"citint": 300}: the
     # claims stage 1 did not train on, whose local scores look like test-time ones)
     aux_offset: dict[str, int] = field(default_factory=dict)
+    # further train pools beside aux, as "source:split:limit:offset" slices of an aux source
+    # (e.g. "scisumm:train:20:5000": a paper-ordered split's later papers); treated as aux
+    aux_extra: list[str] = field(default_factory=list)
     dev: dict[str, int] = field(default_factory=lambda: {"scifact": 0, "citint": 0})  # evaluated
     folds: int = 5  # K of the K-fold cross-validation over the multi-hop questions
     # "gold": questions that share a gold passage share a fold (SciFact claims often cite the
@@ -98,6 +101,11 @@ class GraphCVConfig(JsonConfig):
             raise ConfigError(f"loss must be one of {list(LOSSES)}, got {self.loss!r}")
         bad = [s for s in self.multihop if s not in MULTI_HOP_SOURCES]
         bad += [s for s in self.aux if s not in AUX_SOURCES]
+        for spec in self.aux_extra:
+            parts = spec.split(":")
+            if len(parts) != 4 or not all(p.isdigit() for p in parts[2:]):
+                raise ConfigError(f"aux_extra takes source:split:limit:offset, got {spec!r}")
+            bad += [parts[0]] if parts[0] not in AUX_SOURCES else []
         bad += [s for s in self.dev if s not in DEV_SOURCES]
         if bad or not self.multihop:
             raise ConfigError(
@@ -120,8 +128,9 @@ class GraphCVConfig(JsonConfig):
         d = dataclasses.asdict(self)
         for k in _NOT_IN_DIGEST:
             d.pop(k)
-        if not d["aux_offset"]:  # the digest of runs from before the field existed
-            d.pop("aux_offset")
+        for k in ("aux_offset", "aux_extra"):  # the digest of runs from before these fields
+            if not d[k]:
+                d.pop(k)
         if d["fold_groups"] == "question":  # likewise
             d.pop("fold_groups")
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
