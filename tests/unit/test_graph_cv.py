@@ -170,3 +170,23 @@ def test_cache_stem_names_limit_and_offset():
     assert cache_stem("d", "citint", "train", 40, 300).name == "citint-train-from300-40"
     cfg = GraphCVConfig().override(['aux_offset={"citint": 300}'])
     assert cfg.aux_offset == {"citint": 300} and cfg.digest() != GraphCVConfig().digest()
+
+
+def test_scientific_aux_sources_extra_slices_and_score_overrides():
+    """Evidence Inference and ScisummNet pools can join the folds (``aux``, ``aux_extra``
+    slices); dev stays SciFact / Citation-Integrity; ``model.score`` may be overridden."""
+    cfg = GraphCVConfig().override(['aux={"evinf": 80, "scisumm": 30}'])
+    assert cfg.aux == {"evinf": 80, "scisumm": 30}
+    with pytest.raises(ConfigError, match="dev takes"):
+        GraphCVConfig().override(['dev={"evinf": 10}'])
+    extra = GraphCVConfig().override(['aux_extra=["scisumm:train:20:5000"]'])
+    assert extra.aux_extra == ["scisumm:train:20:5000"]
+    assert extra.digest() != GraphCVConfig().digest()
+    assert GraphCVConfig().override(["aux_extra=[]"]).digest() == GraphCVConfig().digest()
+    for bad in ('["scisumm:train:20"]', '["pubmedqa:train:20:0"]', '["scisumm:train:x:0"]'):
+        with pytest.raises(ConfigError):
+            GraphCVConfig().override([f"aux_extra={bad}"])
+    scored = GraphCVConfig().override(['model={"score": {"paper_global_weight": 0.5}}'])
+    assert scored.model == {"score": {"paper_global_weight": 0.5}}
+    with pytest.raises(ConfigError, match="sections"):
+        GraphCVConfig().override(['model={"local": {}}'])
