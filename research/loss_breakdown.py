@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import statistics
-from pathlib import Path
 
 
 def per_query(spec: str, level: str, metric: str) -> dict[str, float]:
-    """``{qid: metric}`` of one ranker in a results.json (``path:ranker``)."""
-    path, ranker = spec.rsplit(":", 1)
-    p = Path(path)
-    data = json.loads((p / "results.json" if p.is_dir() else p).read_text())
-    return {r["qid"]: 100 * r[level][metric] for r in data["per_query"][ranker] if level in r}
+    """``{qid: metric}`` in percent of one ranker (``RESULTS:RANKER``), read as ``logrerank
+    paired-test`` reads it (:mod:`logrerank.evaluation.paired`)."""
+    from logrerank.evaluation.paired import parse_spec
+    from logrerank.evaluation.paired import per_query as rows
+
+    path, ranker = parse_spec(spec)
+    return {q: 100 * v for q, v in rows(path, ranker, level, metric).items()}
 
 
 def query_type(meta: dict) -> list[str]:

@@ -64,3 +64,30 @@ def test_python_driver_imports(name: str, monkeypatch, capsys) -> None:
     else:
         module = runpy.run_path(str(path), run_name="research_driver")  # imports resolve
         assert callable(module["main"])
+
+
+def test_loss_breakdown_by_type_by_hand(tmp_path) -> None:
+    """research/loss_breakdown.py: per-type mean differences and wins, computed by hand."""
+    import json
+
+    module = runpy.run_path(str(REPO_ROOT / "research" / "loss_breakdown.py"), run_name="x")
+    rows = {
+        "a": [
+            {"qid": q, "passage": {"ndcg@10": v}} for q, v in (("1", 0.5), ("2", 1.0), ("3", 0.2))
+        ],
+        "b": [
+            {"qid": q, "passage": {"ndcg@10": v}} for q, v in (("1", 0.3), ("2", 1.0), ("3", 0.6))
+        ],
+    }
+    (tmp_path / "results.json").write_text(json.dumps({"per_query": rows}))
+    a = module["per_query"](f"{tmp_path}:a", "passage", "ndcg@10")
+    b = module["per_query"](f"{tmp_path}:b", "passage", "ndcg@10")
+    assert a == pytest.approx({"1": 50.0, "2": 100.0, "3": 20.0})
+    out = module["breakdown"](a, b, {"1": ["Method"], "2": ["Method"], "3": ["Aim"]})
+    # (all): (+20 + 0 - 40) / 3; Method: (+20 + 0) / 2; Aim: -40
+    assert [(t, n, w, lo) for t, n, _, w, lo in out] == [
+        ("(all)", 3, 1, 1),
+        ("Method", 2, 1, 0),
+        ("Aim", 1, 0, 1),
+    ]
+    assert [m for _, _, m, _, _ in out] == pytest.approx([-20 / 3, 10.0, -40.0])
