@@ -91,15 +91,20 @@ def sentence_logits(model, enc, use_global: bool) -> torch.Tensor:
     LoGReranker.rank_encoded` computes them before the passage head."""
     cfg = model.config
     path = pool_route(cfg, enc.passages, enc.query)
-    l_global = None
-    if use_global:
-        stage = path.stage
-        gcfg, stage_cfg = stage_graph(cfg, stage, None)
-        data, lex = graph_inputs(cfg, enc, gcfg, True, stage_cfg)
-        gm = model.global_single if stage == SINGLE else model.global_model
-        with torch.no_grad():
-            _, l_global, _ = global_scores(gm, enc, data, lex, model.device_)
+    l_global = stage_logits(model, enc, path.stage) if use_global else None
     return routed_logits(enc, l_global, cfg.score, path).float()
+
+
+def stage_logits(model, enc, stage: str) -> torch.Tensor:
+    """``[N]`` global logits of an encoded pool from the model's ``stage`` (the one its
+    :class:`~logrerank.ranking.routing.PoolRoute` selects), without gradients."""
+    cfg = model.config
+    gcfg, stage_cfg = stage_graph(cfg, stage, None)
+    data, lex = graph_inputs(cfg, enc, gcfg, True, stage_cfg)
+    gm = model.global_single if stage == SINGLE else model.global_model
+    with torch.no_grad():
+        _, l_global, _ = global_scores(gm, enc, data, lex, model.device_)
+    return l_global
 
 
 def pool_items(model, ex, enc) -> list[dict[str, Any]]:

@@ -30,12 +30,11 @@ from pathlib import Path
 import torch
 
 from ...evaluation.metrics import ndcg_at_k
-from ...graph.inputs import SINGLE, global_scores, graph_inputs, stage_graph
 from ...ranking.results import final_logits, passage_logits
 from ...ranking.routing import mean_title_words, pool_route
 from ...text.citations import has_citation_marker
 from .encode_cache import encode_cached
-from .passage_stage import parse_spec
+from .passage_stage import parse_spec, stage_logits
 
 GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 """Candidate weights ``a`` of the graph stage in paper pools (1 = the graph alone)."""
@@ -76,11 +75,7 @@ def pool_rows(model, exs, encs, grid=GRID) -> list[dict[str, float]]:
         if not ex.gold_doc_ids or mean_title_words(enc.passages) < TITLE_WORDS:
             continue
         route = pool_route(cfg, enc.passages, enc.query)
-        gcfg, stage_cfg = stage_graph(cfg, route.stage, None)
-        data, lex = graph_inputs(cfg, enc, gcfg, True, stage_cfg)
-        gm = model.global_single if route.stage == SINGLE else model.global_model
-        with torch.no_grad():
-            _, l_global, _ = global_scores(gm, enc, data, lex, model.device_)
+        l_global = stage_logits(model, enc, route.stage)
         graph = final_logits(enc, l_global, cfg.score, route.lexical_weight).float()
         local = final_logits(enc, None, cfg.score, route.lexical_weight).float()
         ids = [c.doc_id for c in ex.candidates]
