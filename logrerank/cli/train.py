@@ -94,6 +94,8 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
             for spec in specs:
                 parse_spec(spec)  # a malformed spec fails here, with its message
         kw = {"specs": tuple(specs)} if specs else {}
+        if args.encodings:
+            kw["cache_dir"] = args.encodings
         result = tune_paper_route(args.checkpoint, write=not args.dry_run, command=_command(), **kw)
         print(json.dumps(result, indent=1, default=str))
         return 0
@@ -196,7 +198,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--paper-route",
         action="store_true",
         help="choose only score.paper_global_weight (graph vs local-only weight in pools titled "
-        "by paper titles) on scientific training pools cached under runs/enc "
+        "by paper titles) on scientific training pools cached under --encodings "
         "(logrerank/training/log/route_tuning.py); the other score settings are kept",
     )
     s.add_argument(
@@ -205,5 +207,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="SPEC",
         help="with --paper-route: the pools to choose on, source:split:limit[:offset] (default: "
         "route_tuning.SPECS); use pools the checkpoint's graph stage did not train on",
+    )
+    s.add_argument(
+        "--encodings",
+        metavar="DIR",
+        help="with --paper-route: the encoding cache folder (default runs/enc); a checkpoint with "
+        "another local stage needs its own folder",
     )
     s.set_defaults(func=cmd_tune_score)

@@ -23,6 +23,13 @@ TRAIN_FILES: dict[str, tuple[str, ...]] = {
     "pubmedqa": ("pubmedqa/ori_pqal.json", "pubmedqa/test_ground_truth.json"),
     "hotpotqa": ("hotpotqa/hotpotqa_train.json",),
     "musique": ("musique/musique_train.json",),
+    "evinf": (
+        "evidence_inference/prompts_merged.csv",
+        "evidence_inference/v2_annotations.csv",
+        "evidence_inference/splits/ev2_train_article_ids.txt",
+        "evidence_inference/txt_files",
+    ),
+    "scisumm": ("cl_scisumm/From-ScisummNet-2019",),
     SILVER_SOURCE: ("pubmedqa/ori_pqal.json", "pubmedqa/test_ground_truth.json"),
 }
 """Files (under the data root) each training source reads (:func:`logrerank.data.pools.

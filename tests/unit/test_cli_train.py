@@ -134,3 +134,22 @@ def test_tune_ce_prior_is_a_logrerank_subcommand(capsys):
     assert out.startswith("usage: logrerank tune-ce-prior") and "--calibrate-only" in out
     assert cli.main(["tune-ce-prior", "--config", "no/such/config.json"]) == 2
     assert "cannot read cross-encoder training config" in capsys.readouterr().err
+
+
+def test_tune_score_paper_route_reads_the_given_encoding_folder(monkeypatch, tmp_path):
+    """A checkpoint with its own local stage needs its own cache folder: --encodings is passed
+    through to route_tuning (default runs/enc when absent)."""
+    from logrerank.training.log import route_tuning
+
+    seen = []
+
+    def fake(checkpoint, write=True, command="", **kw):
+        seen.append(kw.get("cache_dir"))
+        return {"chosen": {}}
+
+    monkeypatch.setattr(route_tuning, "tune_paper_route", fake)
+    (tmp_path / "config.json").write_text("{}")
+    argv = ["tune-score", "--checkpoint", str(tmp_path), "--paper-route", "--dry-run"]
+    assert cli.main(argv + ["--encodings", "runs/enc-other"]) == 0
+    assert cli.main(argv) == 0
+    assert seen == ["runs/enc-other", None]

@@ -108,6 +108,35 @@ def test_train_local_then_global_saves_loadable_checkpoints(cfg, tmp_path):
     assert meta["training"]["stage"] == "global" and meta["training_local"]["stage"] == "local"
 
 
+def test_train_local_warm_start_continues_from_init(cfg, tmp_path):
+    """Stage 1 with ``init``: starts from that checkpoint's weights (the graph stage it carries
+    is kept untouched) and trains its local part further."""
+    from logrerank.pipeline import LoGReranker
+
+    ls.train_local(cfg)
+    first = LoGReranker.from_pretrained(tmp_path / "ckpt")
+    warm = dataclasses.replace(
+        cfg,
+        init=str(tmp_path / "ckpt"),
+        out=str(tmp_path / "warm"),
+        state_dir=str(tmp_path / "state-warm"),
+        model={},
+    )
+    assert ls.train_local(warm)["steps"] == 2
+    second = LoGReranker.from_pretrained(tmp_path / "warm")
+    g1, g2 = first.global_model.state_dict(), second.global_model.state_dict()
+    assert all(torch.equal(g1[k], g2[k]) for k in g1)  # carried over, not re-initialised
+    l1, l2 = first.local.state_dict(), second.local.state_dict()
+    assert any(not torch.equal(l1[k], l2[k]) for k in l1)  # the local part trained on
+
+
+def test_scientific_sources_are_training_sources():
+    c = tc.TrainConfig(sources=["scifact", "evinf", "scisumm"])
+    assert c.sources == ["scifact", "evinf", "scisumm"]
+    with pytest.raises(ValueError, match="sources"):
+        tc.TrainConfig(sources=["scholarqabench"])
+
+
 def test_pool_targets_and_pairs():
     from logrerank.ranking.losses import preference_pairs
     from logrerank.ranking.results import Encoded

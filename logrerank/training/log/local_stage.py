@@ -2,8 +2,11 @@
 
 The local scorer (top encoder layers + heads) trains on SciFact train (rationale sentences) and
 Citation-Integrity train (passage labels only), optionally PubMedQA non-test questions with
-silver sentence labels (source ``"pubmedqa-silver"``, see :mod:`logrerank.data.silver`), with
-BM25 hard-negative passages from each query's train pool. Loss per query::
+silver sentence labels (source ``"pubmedqa-silver"``, see :mod:`logrerank.data.silver`),
+Evidence Inference train (evidence sentences of the prompt's trial) and ScisummNet (the cited
+sentences of a citance), with BM25 hard-negative passages from each query's train pool. With
+``init`` set, training continues from that checkpoint's local stage (``configs/local-scientific.json``).
+Loss per query::
 
     L = L_rank^loc (eq. 20, within each cited passage: rationale sentences rank 1, the rest 2)
       + lambda * L_role (eq. 21, soft targets from the role tagger)
@@ -149,7 +152,12 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
     model_cfg = LoGConfig.from_dict(cfg.model) if cfg.model else LoGConfig()
     if not cfg.bf16:
         model_cfg.precision = "fp32"
-    model = LoGReranker(model_cfg)
+    if cfg.init:
+        overrides = {} if cfg.bf16 else {"precision": "fp32"}
+        model = LoGReranker.from_pretrained(cfg.init, **overrides)
+        print(f"warm start from {cfg.init} (model overrides ignored)", file=log, flush=True)
+    else:
+        model = LoGReranker(model_cfg)
     train, dev = load_train_queries(cfg, log)
     print(f"train queries {len(train)}, held-out {len(dev)}", file=log, flush=True)
     isolated = model.config.local.isolated_layers > 0
@@ -186,7 +194,8 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
     if isolated and step == 0 and dev:
         model.eval()
         before = evaluate_examples(model, dev, use_global=False)
-        print(f"held-out before training (the bi-encoder prior): {json.dumps(before)}", file=log)
+        what = f"the warm start {cfg.init}" if cfg.init else "the bi-encoder prior"
+        print(f"held-out before training ({what}): {json.dumps(before)}", file=log)
     curve = [{"step": 0} | before] if before else []
     loop.start()
     rng = random.Random(cfg.seed)

@@ -15,8 +15,9 @@ from ...jsonconfig import ConfigError, JsonConfig
 
 PAIR_MODES = ("paper", "graded", "listwise", "lambda", "aligned")  # TrainConfig.pairs
 STAGES = ("local", "global")  # TrainConfig.stage
-BENCHMARK_SOURCES = ("scifact", "citint", "pubmedqa", "hotpotqa", "musique")
-"""Benchmarks with a public train split (:data:`logrerank.data.pools.BENCHMARKS`)."""
+BENCHMARK_SOURCES = ("scifact", "citint", "pubmedqa", "hotpotqa", "musique", "evinf", "scisumm")
+"""Benchmarks with a public train split (:data:`logrerank.data.pools.BENCHMARKS`; ``scisumm``'s is
+ScisummNet)."""
 TRAIN_SOURCES = (*BENCHMARK_SOURCES, SILVER_SOURCE)  # TrainConfig.sources
 
 
@@ -72,7 +73,9 @@ class TrainConfig(JsonConfig):
     threads: int = 0  # torch threads (0 = default)
     bf16: bool = True  # bf16 autocast where supported
     max_minutes: float = 0.0  # stop training after this many minutes (0 = no cap)
-    init: str | None = None  # stage 2: the stage-1 checkpoint to start from (frozen local part)
+    # stage 2: the stage-1 checkpoint to start from (frozen local part); stage 1: a checkpoint
+    # whose local stage training continues from (warm start; its other parts are carried over)
+    init: str | None = None
     out: str = "runs/log-reranker"  # output checkpoint folder (the bundled one is a copy of it)
     state_dir: str = "runs/train-state"  # resumable state (gitignored)
     model: dict[str, Any] = field(default_factory=dict)  # LoGConfig overrides (nested dict)
