@@ -173,7 +173,7 @@ def _intent_plan(cfg: Any) -> dict[str, Any]:
 
 
 def _check_files(task: str, root: Path, files: list[Path]) -> None:
-    """Every data file a run reads exists under the data root.
+    """Every data file (or folder) a run reads exists under the data root.
 
     Raises:
         MissingTrainingInputError: the data root or a file is missing; the message names it
@@ -188,7 +188,7 @@ def _check_files(task: str, root: Path, files: list[Path]) -> None:
             f"train {task} needs the public training data, and the data folder {root} does not "
             f"exist: {how}"
         )
-    missing = [str(f) for f in files if not f.is_file()]
+    missing = [str(f) for f in files if not f.exists()]  # files, or folders of files
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise MissingTrainingInputError(
