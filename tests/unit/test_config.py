@@ -298,13 +298,15 @@ def test_training_outputs_default_under_runs() -> None:
 
 
 def test_benchmark_sources_match_the_pools() -> None:
-    """Stage-1 sources are benchmarks with a train split; evinf and scisumm train pools feed
-    the passage head and stage 2 (through the encoding cache), not stage 1."""
+    """Stage-1 sources are exactly the benchmarks with a train split (Evidence Inference and
+    ScisummNet included), and each names the data files it reads."""
     from logrerank.data.pools import BENCHMARKS
     from logrerank.training.log.log_config import BENCHMARK_SOURCES
+    from logrerank.training.queries import TRAIN_FILES
 
     with_train = {n for n, (_, splits) in BENCHMARKS.items() if "train" in splits}
-    assert set(BENCHMARK_SOURCES) == with_train - {"evinf", "scisumm"}
+    assert set(BENCHMARK_SOURCES) == with_train
+    assert all(TRAIN_FILES.get(s) for s in BENCHMARK_SOURCES)
 
 
 # ----------------------------------------------------------------------------- run_training
