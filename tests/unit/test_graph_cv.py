@@ -193,27 +193,14 @@ def test_scientific_aux_sources_extra_slices_and_score_overrides():
 
 
 def test_load_sets_with_encode_gives_trainable_tensors(tiny_model, tmp_path, monkeypatch):
-    """``encode = true`` encodes what the cache lacks and reads every pool back from it: fresh
-    encodings are inference-mode tensors, which a graph stage cannot train on."""
+    """``encode = true`` encodes what the cache lacks: fresh encodings come out of inference
+    mode (``encode_cache.trainable``), so a graph stage can train on them at once."""
     from logrerank.data.schema import Doc
     from logrerank.training.log import encode_cache, graph_cv
 
     docs = [Doc(f"d{i}", p["title"], [p["text"]]) for i, p in enumerate(PASSAGES)]
     exs = [Example(f"q{i}", q, docs, ["d0"]) for i, q in enumerate([QUERY, "Who is Willis?"])]
-    monkeypatch.setattr(encode_cache, "load_benchmark", lambda *a, **k: (exs, {}), raising=False)
-    monkeypatch.setattr(
-        graph_cv, "encode_cached",
-        lambda model, src, split, limit, cache_dir, log, offset=0: encode_cache.save_encodings(
-            encode_cache.cache_stem(cache_dir, src, split, limit, offset),
-            [e.qid for e in exs], [model.encode(e.query, PASSAGES) for e in exs],
-        ),
-    )  # fmt: skip
-    monkeypatch.setattr(
-        graph_cv, "cached_prefix",
-        lambda src, split, limit, cache_dir, skip: (
-            exs, encode_cache.load_encodings(
-                encode_cache.cache_stem(cache_dir, src, split, limit, skip))[1]),
-    )  # fmt: skip
+    monkeypatch.setattr(encode_cache, "load_examples", lambda *a, **k: list(exs))
     cfg = GraphCVConfig(cache_dir=str(tmp_path), encode=True)
     pools = graph_cv.load_sets(tiny_model, cfg, {"x": 2}, "train")
     assert len(pools) == 2

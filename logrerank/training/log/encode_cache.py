@@ -153,6 +153,14 @@ def cached_prefix(
     return exs[:n], encs[:n]
 
 
+def trainable(enc: Encoded) -> Encoded:
+    """``enc`` with its tensors copied out of inference mode (``LoGReranker.encode`` runs under
+    ``torch.inference_mode``), so that a fresh encoding can feed a graph stage in training like
+    one read from the cache."""
+    fields = {n: getattr(enc, n).clone() for n in TENSORS if getattr(enc, n) is not None}
+    return dataclasses.replace(enc, **fields)
+
+
 def encode_cached(
     model,
     source: str,
@@ -164,7 +172,8 @@ def encode_cached(
     offset: int = 0,
 ) -> tuple[list[Example], list[Encoded]]:
     """``(examples, encodings)`` of a split, encoding what the cache lacks (resumable: the
-    cache is rewritten every ``every`` pools and encoding continues where it stopped)."""
+    cache is rewritten every ``every`` pools and encoding continues where it stopped). Fresh
+    and cached encodings alike hold ordinary tensors that training can use."""
     exs = load_examples(source, split, limit, offset)
     stem = cache_stem(cache_dir, source, split, limit, offset)
     digest = local_digest(model)
@@ -174,7 +183,7 @@ def encode_cached(
         encs = []
     t0 = time.perf_counter()
     for i in range(len(encs), len(exs)):
-        encs.append(model.encode(exs[i].query, example_passages(exs[i])))
+        encs.append(trainable(model.encode(exs[i].query, example_passages(exs[i]))))
         if (i + 1) % every == 0 or i + 1 == len(exs):
             save_encodings(stem, [e.qid for e in exs[: len(encs)]], encs, digest)
             minutes = (time.perf_counter() - t0) / 60

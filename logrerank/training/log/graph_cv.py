@@ -70,10 +70,12 @@ def load_sets(
     out = []
     for src, limit in which.items():
         skip = (offset or {}).get(src, 0)
-        if cfg.encode:  # encode what is missing, then read every pool back from the cache:
-            # fresh encodings are inference-mode tensors, which training cannot use
-            encode_cached(model, src, split, limit or None, cfg.cache_dir, log, offset=skip)
-        exs, encs = cached_prefix(src, split, limit or None, cfg.cache_dir, skip)
+        if cfg.encode:
+            exs, encs = encode_cached(
+                model, src, split, limit or None, cfg.cache_dir, log, offset=skip
+            )
+        else:
+            exs, encs = cached_prefix(src, split, limit or None, cfg.cache_dir, skip)
         print(f"{src}-{split}: {len(encs)} cached pools used", file=log, flush=True)
         out.extend(zip(exs, encs))
     return out

@@ -149,15 +149,13 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     t_start = time.perf_counter()
-    model_cfg = LoGConfig.from_dict(cfg.model) if cfg.model else LoGConfig()
-    if not cfg.bf16:
-        model_cfg.precision = "fp32"
-    if cfg.init:
-        overrides = {} if cfg.bf16 else {"precision": "fp32"}
-        model = LoGReranker.from_pretrained(cfg.init, **overrides)
+    precision = {} if cfg.bf16 else {"precision": "fp32"}
+    if cfg.init:  # warm start: the checkpoint's config, not cfg.model
+        model = LoGReranker.from_pretrained(cfg.init, **precision)
         print(f"warm start from {cfg.init} (model overrides ignored)", file=log, flush=True)
     else:
-        model = LoGReranker(model_cfg)
+        model_cfg = LoGConfig.from_dict(cfg.model) if cfg.model else LoGConfig()
+        model = LoGReranker(dataclasses.replace(model_cfg, **precision))
     train, dev = load_train_queries(cfg, log)
     print(f"train queries {len(train)}, held-out {len(dev)}", file=log, flush=True)
     isolated = model.config.local.isolated_layers > 0
