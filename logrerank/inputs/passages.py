@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import InputError, Passage
+from .language import non_english_notice, non_latin_notice
 from .limits import DEFAULT_LIMITS, Limits, apply_limits, limit_question
 
 _BLANK = re.compile(r"\n[ \t\r\f\v]*\n")
@@ -123,44 +124,8 @@ def prepare_input(
     question, notices = limit_question(question, limits)
     plist, more = apply_limits(normalize_passages(passages), limits)
     script = non_latin_notice(question, plist)
-    return question, plist, notices + more + ([script] if script else [])
-
-
-def non_latin_share(text: str) -> tuple[float, int]:
-    """Share of the letters of ``text`` outside the Latin script, and the number of letters.
-
-    A letter is Latin when its Unicode name starts with ``LATIN`` (so accented letters count as
-    Latin); Greek symbols in a scientific English text stay a small share.
-    """
-    import unicodedata
-
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return 0.0, 0
-    other = sum(not unicodedata.name(c, "").startswith("LATIN") for c in letters)
-    return other / len(letters), len(letters)
-
-
-def non_latin_notice(question: str, passages: list[Passage], threshold: float = 0.5) -> str | None:
-    """A notice when the question or the passages are mostly not in the Latin script.
-
-    The bundled models were trained on English scientific text; they still rank such input, but
-    the user should know the scores are out of their domain.
-    """
-    parts = []
-    q_share, _ = non_latin_share(question)
-    if q_share > threshold:
-        parts.append("the question")
-    p_share, n = non_latin_share(" ".join(p.title + " " + p.text for p in passages))
-    if n and p_share > threshold:
-        parts.append(f"the passages ({p_share:.0%} of their letters)")
-    if not parts:
-        return None
-    return (
-        f"{' and '.join(parts)} {'look' if len(parts) > 1 or q_share <= threshold else 'looks'} "
-        "mostly non-English (not Latin script); the models were "
-        "trained on English scientific text, so the scores may be unreliable"
-    )
+    language = non_english_notice(question, plist)
+    return question, plist, notices + more + [n for n in (script, language) if n]
 
 
 def parse_passages_json(data: Any) -> tuple[str | None, list[Passage]]:

@@ -472,7 +472,8 @@ def test_cli_help_shows_limits(capsys) -> None:
 
 
 def test_non_latin_input_gets_a_notice_and_english_science_does_not() -> None:
-    from logrerank.inputs.passages import non_latin_share, prepare_input
+    from logrerank.inputs.language import non_latin_share
+    from logrerank.inputs.passages import prepare_input
 
     assert non_latin_share("abc αβ") == (0.4, 5)
     _, _, notes = prepare_input("阿司匹林有效吗", ["Aspirin lowers the risk of stroke."])
@@ -490,3 +491,46 @@ def test_non_latin_input_gets_a_notice_and_english_science_does_not() -> None:
         "Café au lait spots?", ["Naïve patients showed café-au-lait macules."]
     )
     assert notes == []
+
+
+def test_latin_script_non_english_input_gets_a_notice() -> None:
+    from logrerank.inputs.passages import prepare_input
+
+    english = "Aspirin lowers the risk of stroke in older adults, a randomised trial of 19,114 people found."
+    german = (
+        "Die Wirkung von Aspirin auf das Herzinfarktrisiko wurde in einer randomisierten Studie "
+        "mit älteren Patienten untersucht."
+    )
+    spanish = (
+        "La aspirina reduce el riesgo de infarto en pacientes mayores según un ensayo "
+        "aleatorizado con miles de participantes."
+    )
+    _, _, notes = prepare_input(
+        "L'aspirine réduit-elle le risque d'infarctus chez les patients âgés ?", [english]
+    )
+    assert notes == [
+        "the question looks non-English (fr); the models were trained on English scientific "
+        "text, so the scores may be unreliable"
+    ]
+    _, passages, notes = prepare_input(
+        "Does aspirin lower stroke risk?", [german, english, spanish]
+    )
+    assert len(passages) == 3  # nothing is dropped, the user is told
+    assert notes == [
+        "2 of 3 passages look non-English (de 1, es 1); the models were trained on English "
+        "scientific text, so the scores may be unreliable"
+    ]
+
+
+def test_short_or_function_word_rich_english_is_not_judged() -> None:
+    from logrerank.inputs.language import en_function_share, non_english_language
+
+    # 2 of the 5 words ("is", "in") are English function words
+    assert en_function_share("Aspirin is tested in trials.") == 0.4
+    assert en_function_share("") == 0.0
+    # the n-gram profiles alone read this claim as Catalan; the function word keeps it English
+    assert non_english_language("Natriuretic peptides protect against diabetes.", 25) is None
+    # below the letter minimum nothing is judged, even clear French
+    assert non_english_language("Le risque d'infarctus ?") is None
+    # non-Latin text is left to the script notice
+    assert non_english_language("Аспирин снижает риск инфаркта у пожилых пациентов.", 10) is None
