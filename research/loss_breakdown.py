@@ -5,6 +5,11 @@ question type a benchmark records (CL-SciSumm discourse facet, HotpotQA / MuSiQu
     python research/loss_breakdown.py runs/eval/scisumm-test-x/results.json:log \
         runs/eval/scisumm-test-x/results.json:log-local --benchmark scisumm --split test
 
+``--by`` picks the grouping: ``type`` (the recorded type, default), ``label`` (SciFact /
+Citation-Integrity claim label of the gold passages), ``gold`` (number of gold passages) or
+``first-pass`` (where the first gold passage sits in the pool's base order: 1, 2-3, 4-10,
+11-50; hard queries are those the first pass ranked low).
+
 Reads two ``logrerank eval --out`` results (``RESULTS:RANKER``, as ``logrerank paired-test``)
 and the benchmark's examples for their ``meta`` (``facet`` or ``type``); prints a Markdown table.
 """
@@ -32,6 +37,27 @@ def query_type(meta: dict) -> list[str]:
     return list(t) if isinstance(t, (list, tuple)) else [str(t)]
 
 
+def first_pass_bucket(ex) -> str:
+    """The rank bucket of the best-placed gold passage in the pool's base (first-pass) order."""
+    ids = [d.doc_id for d in ex.candidates]
+    ranks = [ids.index(g) + 1 for g in ex.gold_doc_ids if g in ids]
+    if not ranks:
+        return "not in pool"
+    r = min(ranks)
+    return "1" if r == 1 else "2-3" if r <= 3 else "4-10" if r <= 10 else "11-50"
+
+
+def group_of(ex, by: str) -> list[str]:
+    """The groups one example counts under for ``--by``."""
+    if by == "label":
+        return sorted(set(map(str, (ex.meta.get("labels") or {}).values()))) or ["?"]
+    if by == "gold":
+        return [str(len(ex.gold_doc_ids))]
+    if by == "first-pass":
+        return [first_pass_bucket(ex)]
+    return query_type(ex.meta)
+
+
 def breakdown(a: dict[str, float], b: dict[str, float], types: dict[str, list[str]]) -> list:
     """Rows ``(type, n, mean a - b, wins, losses)``, the whole set first."""
     groups: dict[str, list[float]] = collections.defaultdict(list)
@@ -54,15 +80,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--split", default=None)
     ap.add_argument("--level", default="passage", choices=("passage", "sentence"))
     ap.add_argument("--metric", default="ndcg@10")
+    ap.add_argument("--by", default="type", choices=("type", "label", "gold", "first-pass"))
     args = ap.parse_args(argv)
     from logrerank.data.pools import load_benchmark
 
     kw = {"split": args.split} if args.split else {}
     exs, _ = load_benchmark(args.benchmark, **kw)
-    types = {ex.qid: query_type(ex.meta) for ex in exs}
+    types = {ex.qid: group_of(ex, args.by) for ex in exs}
     a = per_query(args.a, args.level, args.metric)
     b = per_query(args.b, args.level, args.metric)
-    print(f"| type | queries | {args.level} {args.metric}: A - B | A better | B better |")
+    print(f"| {args.by} | queries | {args.level} {args.metric}: A - B | A better | B better |")
     print("|---|---|---|---|---|")
     for t, n, mean, wins, losses in breakdown(a, b, types):
         print(f"| {t} | {n} | {mean:+.1f} | {wins} | {losses} |")
