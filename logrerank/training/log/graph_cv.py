@@ -320,13 +320,23 @@ def run_final(cfg: GraphCVConfig, command: str = "", log=sys.stdout) -> dict[str
 
 def _provenance(cfg: GraphCVConfig, single) -> dict[str, Any]:
     """The init checkpoint's training records a final checkpoint keeps: its stage 1
-    (``training_local``) and, when routed, the single-passage stage's (``training_single``)."""
+    (``training_local``) and, when routed, the single-passage stage's (``training_single``).
+
+    An init fresh from ``logrerank train local`` keeps its stage-1 record under ``training``
+    (``stage: local``); one from ``train global`` keeps its global stage's there (``stage:
+    global``), which is the single-passage stage of a routed final checkpoint."""
     from ...log_checkpoint import FORMAT, read_config
 
     init = read_config(Path(cfg.init), FORMAT)
-    out = {k: init[k] for k in ("training_local",) if k in init}
+    own = init.get("training") or {}
+    out = {}
+    local = init.get("training_local", own if own.get("stage") == "local" else None)
+    if local is not None:
+        out["training_local"] = local
     if single is not None:
-        out["training_single"] = init.get("training_single", init.get("training"))
+        kept = init.get("training_single", own if own.get("stage") == "global" else None)
+        if kept is not None:
+            out["training_single"] = kept
     return out
 
 

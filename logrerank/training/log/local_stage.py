@@ -252,6 +252,22 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         "heldout_curve": curve + [{"step": s + 1 if total else 0} | heldout],
         "config": dataclasses.asdict(cfg),
     }
-    model.save_pretrained(cfg.out, extra={"training": summary})
+    model.save_pretrained(cfg.out, extra={"training": summary} | _carried_records(cfg.init))
     print(f"saved {cfg.out}", file=log, flush=True)
     return summary
+
+
+def _carried_records(init: str | None) -> dict:
+    """A warm start carries the init's other stages unchanged, so it keeps their training
+    records: the single-passage stage's (``training_single``) and the multi-passage stage's
+    (``training_global``, the init's own ``training`` when that is a global stage)."""
+    if not init:
+        return {}
+    from ...log_checkpoint import FORMAT, read_config
+
+    meta = read_config(Path(init), FORMAT)
+    out = {k: meta[k] for k in ("training_single",) if k in meta}
+    own = meta.get("training") or {}
+    if own.get("stage") not in (None, "local"):
+        out["training_global"] = own
+    return out
