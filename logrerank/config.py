@@ -182,6 +182,9 @@ class ScoreConfig(JsonConfig):
     # graph stage ranks. Chosen by `logrerank tune-score --lexical`; 0 = off
     lexical_weight: float = 0.0
     lexical_max_titled: float = 0.5  # the titled share below which the lexical prior applies
+    # head_weight on those same untitled pools (the single-passage stage's), chosen with
+    # lexical_weight by `logrerank tune-score --lexical --untitled-head`; < 0 = head_weight
+    untitled_head_weight: float = -1.0
     # Paper pools (logrerank/ranking/routing.py; not in the paper): pools whose titled passages have at
     # least `paper_title_words` title words on average (paper titles; entity titles such as
     # Wikipedia's have 1-6) take final = a * (with the graph stage) + (1 - a) * (local only) with
@@ -305,6 +308,11 @@ class LoGConfig(JsonConfig):
             raise ConfigError(f"score.lexical_weight must be >= 0, got {self.score.lexical_weight}")
         if not 0.0 <= self.score.head_weight <= 1.0:
             raise ConfigError(f"score.head_weight must be in [0, 1], got {self.score.head_weight}")
+        if not (self.score.untitled_head_weight < 0 or self.score.untitled_head_weight <= 1.0):
+            raise ConfigError(
+                "score.untitled_head_weight must be in [0, 1] (or < 0 = head_weight), "
+                f"got {self.score.untitled_head_weight}"
+            )
         if not (0.0 <= self.score.paper_global_weight <= 1.0 and self.score.paper_title_words >= 0):
             raise ConfigError("score.paper_global_weight must be in [0, 1], paper_title_words >= 0")
         sc = self.score

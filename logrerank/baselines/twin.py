@@ -26,7 +26,7 @@ import torch
 
 from ..checkpoint import CONFIG_NAME, CheckpointError
 from ..models.cross_encoder import CrossEncoder
-from ..ranking.results import final_logits, pool_lexical_weight
+from ..ranking.results import final_logits, pool_head_weight, pool_lexical_weight
 from ..resources import checkpoint_dir
 from ..types import Ranking
 
@@ -184,7 +184,13 @@ class TwinCrossEncoder(CrossEncoder):
         """Best-unit final logit of each text, ranked as one pool."""
         enc = self.model.encode(query, texts)
         score = self.model.config.score
-        logits = final_logits(enc, None, score, pool_lexical_weight(score, enc.passages))
+        logits = final_logits(
+            enc,
+            None,
+            score,
+            pool_lexical_weight(score, enc.passages),
+            pool_head_weight(score, enc.passages),
+        )
         best = torch.full((len(enc.passages),), float("-inf"))
         best = best.scatter_reduce(0, enc.passage_of, logits.float().cpu(), "amax")
         floor = float(logits.min()) - 1.0 if logits.numel() else 0.0

@@ -99,9 +99,17 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
         result = tune_paper_route(args.checkpoint, write=not args.dry_run, command=_command(), **kw)
         print(json.dumps(result, indent=1, default=str))
         return 0
+    if args.untitled_head and not args.lexical:
+        raise InputError("--untitled-head goes with --lexical")
     tune = tune_lexical if args.lexical else tune_score
+    extra = {"untitled_head": True} if args.untitled_head else {}
     result = tune(
-        args.checkpoint, args.citint_train, args.cache, write=not args.dry_run, command=_command()
+        args.checkpoint,
+        args.citint_train,
+        args.cache,
+        write=not args.dry_run,
+        command=_command(),
+        **extra,
     )
     print(json.dumps(result, indent=1, default=str))
     return 0
@@ -193,6 +201,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="choose only score.lexical_weight (the lexical prior of untitled pools) on the "
         "Citation-Integrity selection claims; the other score settings are kept",
+    )
+    s.add_argument(
+        "--untitled-head",
+        action="store_true",
+        help="with --lexical: choose score.untitled_head_weight (the head shrinkage of untitled "
+        "pools) jointly with the lexical weight",
     )
     s.add_argument(
         "--paper-route",

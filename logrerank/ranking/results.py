@@ -66,6 +66,14 @@ def pool_lexical_weight(score: ScoreConfig, passages: list[Passage]) -> float:
     return lexical_weight_for(score, titled_fraction(passages))
 
 
+def pool_head_weight(score: ScoreConfig, passages: list[Passage]) -> float:
+    """``w`` of the head shrinkage for a pool (:func:`logrerank.ranking.routing.head_weight_for`)."""
+    from ..graph.links import titled_fraction
+    from .routing import head_weight_for
+
+    return head_weight_for(score, titled_fraction(passages))
+
+
 def passage_logits(head, enc: Encoded, logits: Tensor) -> tuple[Tensor, Tensor] | None:
     """The learned passage score of a pool (:class:`~logrerank.ranking.passage_head.PassageHead`), or
     None without a head (or without sentences).
@@ -111,15 +119,20 @@ def routed_logits(enc: Encoded, l_global: Tensor | None, score: ScoreConfig, rou
     (:func:`final_logits` for each; ``f = final(l_global)`` when ``a = 1`` or the graph stage
     did not run).
     """
-    with_graph = final_logits(enc, l_global, score, route.lexical_weight)
+    hw = route.head_weight
+    with_graph = final_logits(enc, l_global, score, route.lexical_weight, hw)
     a = route.global_weight
     if l_global is None or a >= 1.0:
         return with_graph
-    return a * with_graph + (1.0 - a) * final_logits(enc, None, score, route.lexical_weight)
+    return a * with_graph + (1.0 - a) * final_logits(enc, None, score, route.lexical_weight, hw)
 
 
 def final_logits(
-    enc: Encoded, l_global: Tensor | None, score: ScoreConfig, lexical_weight: float = 0.0
+    enc: Encoded,
+    l_global: Tensor | None,
+    score: ScoreConfig,
+    lexical_weight: float = 0.0,
+    head_weight: float | None = None,
 ) -> Tensor:
     """``[N]`` final sentence logits: the global logits (the local ones when the graph stage did
     not run) after the score adjustments of :func:`logrerank.ranking.scoring.adjust_logits`, plus
@@ -131,6 +144,8 @@ def final_logits(
         score: the score adjustment settings.
         lexical_weight: w of the lexical prior (``ScoreConfig.lexical_weight`` for the pools it
             applies to; 0 = none).
+        head_weight: w of the head shrinkage (the pool's ``PoolRoute.head_weight``); None =
+            ``score.head_weight``.
     """
     out = adjust_logits(
         (l_global if l_global is not None else enc.local_logits).float(),
@@ -139,7 +154,7 @@ def final_logits(
         score.merge_duplicates,
         score.passage_weight,
         None if enc.prior_logits is None else enc.local_logits - enc.prior_logits,
-        score.head_weight,
+        score.head_weight if head_weight is None else head_weight,
     )
     if lexical_weight:
         out = out + lexical_weight * pool_lexical(enc)[:, 1].to(out.dtype)

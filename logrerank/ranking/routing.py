@@ -11,7 +11,8 @@ inference (:meth:`logrerank.pipeline.LoGReranker.rank_encoded`, which records it
   stage with link relations and lexical node inputs (docs/method.md, "two global stages");
 * **lexical prior**: pools where fewer than ``score.lexical_max_titled`` of the passages have a
   title get ``score.lexical_weight`` x passage BM25 added to their final logits
-  (docs/method.md, section 5), since no stage reads lexical evidence for them;
+  (docs/method.md, section 5), since no stage reads lexical evidence for them, and their head
+  shrinkage takes ``score.untitled_head_weight`` when that is set (>= 0);
 * **paper pools**: pools whose titled passages carry long titles (at least
   ``score.paper_title_words`` words on average: paper titles, not the 1-6 word entity titles of
   Wikipedia) rank by ``a x (with the graph stage) + (1 - a) x (local only)`` final logits,
@@ -52,6 +53,7 @@ class PoolRoute:
     global_weight: float = 1.0  # a: weight of the graph stage's logits (1 = the graph alone)
     citance: bool = False  # the query carries a citation marker (a citing sentence)
     paper: bool = False  # a paper pool (mean title words >= score.paper_title_words > 0)
+    head_weight: float | None = None  # w of the head shrinkage (None = score.head_weight)
 
     def describe(self) -> str:
         """One line for people: which stage, why, and whether the lexical prior applies."""
@@ -63,6 +65,8 @@ class PoolRoute:
         else:
             stage = f"multi-passage stage (at least {100 * self.min_titled:.0f} % titled)"
         lex = f"; lexical prior w = {self.lexical_weight:g}" if self.lexical_weight else ""
+        if self.lexical_weight and self.titled_fraction < self.lexical_max_titled:
+            lex += f", head weight {self.head_weight:g}"
         if self.paper and (self.global_weight < 1.0 or self.citance):
             kind = "paper titles"
             kind += ", citing query" if self.citance else ""
@@ -76,6 +80,13 @@ class PoolRoute:
 def lexical_weight_for(score: ScoreConfig, titled: float) -> float:
     """``score.lexical_weight`` when ``titled`` < ``score.lexical_max_titled``, else 0."""
     return score.lexical_weight if titled < score.lexical_max_titled else 0.0
+
+
+def head_weight_for(score: ScoreConfig, titled: float) -> float:
+    """``score.untitled_head_weight`` for the pools of the lexical prior (``titled`` <
+    ``score.lexical_max_titled``) when it is set (>= 0), else ``score.head_weight``."""
+    untitled = titled < score.lexical_max_titled and score.untitled_head_weight >= 0
+    return score.untitled_head_weight if untitled else score.head_weight
 
 
 def mean_title_words(passages) -> float:
@@ -120,4 +131,5 @@ def pool_route(config: LoGConfig, passages, query: str = "") -> PoolRoute:
         global_weight=global_weight_for(config.score, words, citance),
         citance=citance,
         paper=is_paper_pool(config.score, words),
+        head_weight=head_weight_for(config.score, titled),
     )

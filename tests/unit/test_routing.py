@@ -263,3 +263,35 @@ def test_paper_pools_blend_the_graph_stage_with_local_only(routed):
     assert mixed.info["route"]["global_weight"] == 0.25
     with pytest.raises(ConfigError, match="paper_global_weight"):
         dataclasses.replace(routed.config, score=ScoreConfig(paper_global_weight=1.5)).check()
+
+
+def test_untitled_head_weight_shrinks_untitled_pools_only(routed):
+    """score.untitled_head_weight replaces head_weight on the pools of the lexical prior only:
+    an untitled pool ranks as with head_weight = that value, a titled pool is unchanged."""
+    from logrerank.ranking.routing import head_weight_for, pool_route
+
+    score = ScoreConfig(head_weight=0.5, untitled_head_weight=0.25, lexical_weight=1.0)
+    assert head_weight_for(score, 0.0) == 0.25 and head_weight_for(score, 1.0) == 0.5
+    assert head_weight_for(ScoreConfig(head_weight=0.5), 0.0) == 0.5  # unset: head_weight
+    r = pool_route(LoGConfig(score=score), [Passage(p["text"]) for p in UNTITLED])
+    assert r.head_weight == 0.25 and "head weight 0.25" in r.describe()
+
+    with pytest.raises(ConfigError, match="untitled_head_weight"):
+        dataclasses.replace(routed.config, score=ScoreConfig(untitled_head_weight=1.5)).check()
+
+
+def test_choose_untitled_picks_the_best_pair_and_prefers_the_shipped_head_weight():
+    from logrerank.training.log import score_tuning
+
+    def row(gold, sent):  # sent: (passage, sentence, local, global, -, text id, prior, bm25)
+        return {"qid": "q", "gold": gold, "gold_sent": [], "sent": sent}
+
+    # passage 1 is gold; its global logit is lower, its prior and BM25 higher: shrinking the
+    # head toward the prior (w < 1) or adding BM25 ranks it first
+    sent = [[0, 0, 2.0, 2.0, -1.0, 1, 0.0, 0.0], [1, 0, 1.0, 1.0, -1.0, 2, 1.5, 1.0]]
+    rows = [row([1], sent)]
+    cfg = ScoreConfig(head_weight=0.5)
+    (hw, lw), table = score_tuning.choose_untitled(rows, cfg)
+    assert table[(1.0, 0.0)] < 100.0 and table[(hw, lw)] == 100.0
+    # ties: the shipped head weight (0.5), then the smallest lexical weight that wins
+    assert hw == 0.5 and lw == min(k[1] for k, v in table.items() if k[0] == 0.5 and v == 100.0)

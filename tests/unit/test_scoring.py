@@ -146,3 +146,31 @@ def test_head_weight_zero_gives_the_prior_ranking(
     logits = {s.node: math.log(s.score / (1 - s.score)) for s in r.sentences}
     for n, v in logits.items():
         assert v == pytest.approx(float(enc.prior_logits[n]), abs=1e-4)
+
+
+def test_untitled_head_weight_gives_the_prior_ranking_on_untitled_pools_only(
+    tokenizer, make_tiny_encoder, tiny_config
+) -> None:
+    """Isolated mode: untitled_head_weight = 0 shrinks untitled pools to the prior; a titled pool
+    keeps head_weight (1 = the trained local logits)."""
+    from logrerank.config import LocalConfig
+    from logrerank.pipeline import LoGReranker
+
+    cfg = tiny_config(None, local=LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(5)
+        model = LoGReranker(
+            cfg, encoder=make_tiny_encoder(len(tokenizer), layers=2), tokenizer=tokenizer
+        )
+        torch.nn.init.normal_(model.local.local_head[-1].weight, std=1.0)  # a non-zero head
+    model.config.score = ScoreConfig(head_weight=1.0, untitled_head_weight=0.0)
+    texts = ["Aspirin thins blood. It lowers heart attack risk.", "Paris is mild. Rain falls."]
+    for titled in (False, True):
+        passages = [{"title": "Aspirin" if titled else "", "text": t} for t in texts]
+        enc = model.encode("aspirin and heart attacks", passages)
+        r = model.rank_encoded(enc, use_global=False)
+        want = enc.local_logits if titled else enc.prior_logits
+        for s in r.sentences:
+            logit = math.log(s.score / (1 - s.score))
+            assert logit == pytest.approx(float(want[s.node]), abs=1e-4)
+        assert r.info["route"]["head_weight"] == (1.0 if titled else 0.0)

@@ -302,6 +302,10 @@ LEXICAL_WEIGHTS = [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0]
 """Grid of the lexical prior's weight (``ScoreConfig.lexical_weight``)."""
 
 
+HEAD_WEIGHTS = [1.0, 0.75, 0.5, 0.25, 0.0]
+"""Grid of the head weight on untitled pools (``ScoreConfig.untitled_head_weight``)."""
+
+
 def choose_lexical(rows: list[dict], score_cfg, col: int = 3) -> tuple[float, dict[float, float]]:
     """The lexical weight maximising passage nDCG@10 of column ``col`` (3: LoG's global scores,
     2: a local-only model's) with the checkpoint's ``score_cfg`` adjustments on ``rows``; ties
@@ -316,18 +320,44 @@ def choose_lexical(rows: list[dict], score_cfg, col: int = 3) -> tuple[float, di
     return best, table
 
 
+def choose_untitled(
+    rows: list[dict], score_cfg, col: int = 3
+) -> tuple[tuple[float, float], dict[tuple[float, float], float]]:
+    """The (head weight, lexical weight) pair of untitled pools maximising passage nDCG@10 of
+    column ``col`` on ``rows``, over :data:`HEAD_WEIGHTS` x :data:`LEXICAL_WEIGHTS`, with the
+    checkpoint's other ``score_cfg`` adjustments; ties keep the checkpoint's ``head_weight``,
+    then the larger head weight (less shrinkage), then the smaller lexical weight.
+
+    Returns:
+        ``((head weight, lexical weight), {(head, lexical): passage nDCG@10})``.
+    """
+    b, dedup = score_cfg.passage_weight, score_cfg.merge_duplicates
+    table = {
+        (hw, lw): score(rows, col, b, dedup, hw, lw)[0]
+        for hw in HEAD_WEIGHTS
+        for lw in LEXICAL_WEIGHTS
+    }
+    best = max(
+        table,
+        key=lambda k: (round(table[k], 9), k[0] == score_cfg.head_weight, k[0], -k[1]),
+    )
+    return best, table
+
+
 def tune_lexical(
     checkpoint: str | Path,
     citint_train: int = 100,
     cache: str | Path | None = None,
     write: bool = True,
     command: str = "",
+    untitled_head: bool = False,
 ) -> dict:
     """Choose ``score.lexical_weight`` (the lexical prior of untitled pools) of a checkpoint on
     ``select-citint`` (the Citation-Integrity train claims after the first 300: untitled pools,
     the pools the prior applies to) and (``write``) store it in the checkpoint's ``config.json``.
-    The other score settings are kept; a model without a graph stage (the cross-encoder twin) is
-    chosen on its local scores.
+    With ``untitled_head``, ``score.untitled_head_weight`` (the head shrinkage of the same pools)
+    is chosen jointly with it (:func:`choose_untitled`). The other score settings are kept; a
+    model without a graph stage (the cross-encoder twin) is chosen on its local scores.
     """
     from ...pipeline import LoGReranker
 
@@ -339,14 +369,23 @@ def tune_lexical(
     exs = selection_sets(citint_train)["select-citint"]
     path = folder / "select-citint.json" if folder else None  # the rows tune_score caches
     rows = collect("select-citint", exs, model, None, path)
-    best, table = choose_lexical(rows, model.config.score, 2 if local_only else 3)
+    col = 2 if local_only else 3
+    head = None
+    if untitled_head:
+        (head, best), pairs = choose_untitled(rows, model.config.score, col)
+        table = {f"{hw:g}/{lw:g}": v for (hw, lw), v in pairs.items()}  # head/lexical
+    else:
+        best, table = choose_lexical(rows, model.config.score, col)
     grid = {str(k): round(v, 3) for k, v in table.items()}
     if write:
         cfg_path = Path(checkpoint) / "config.json"
         meta = json.loads(cfg_path.read_text())
         meta["model"]["score"]["lexical_weight"] = best
+        if head is not None:
+            meta["model"]["score"]["untitled_head_weight"] = head
         meta.setdefault("training", {})["lexical_selection"] = {
             "chosen": best,
+            "untitled_head_weight": head,
             "objective": "select-citint passage nDCG@10 of the final scores",
             "selection_queries": len(rows),
             "grid": grid,
@@ -355,6 +394,7 @@ def tune_lexical(
         cfg_path.write_text(json.dumps(meta, indent=2) + "\n")
     return {
         "chosen": best,
+        "untitled_head_weight": head,
         "grid": grid,
         "selection_queries": len(rows),
         "written": str(Path(checkpoint) / "config.json") if write else None,
