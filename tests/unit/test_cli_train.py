@@ -153,3 +153,23 @@ def test_tune_score_paper_route_reads_the_given_encoding_folder(monkeypatch, tmp
     assert cli.main(argv + ["--encodings", "runs/enc-other"]) == 0
     assert cli.main(argv) == 0
     assert seen == ["runs/enc-other", None]
+
+
+def test_tune_score_untitled_head_goes_with_lexical(monkeypatch, tmp_path, capsys):
+    """--untitled-head asks tune_lexical for the joint choice; without --lexical it is refused."""
+    from logrerank.training.log import score_tuning
+
+    seen = []
+
+    def fake(checkpoint, citint_train, cache, write=True, command="", **kw):
+        seen.append(kw)
+        return {"chosen": 1.0}
+
+    monkeypatch.setattr(score_tuning, "tune_lexical", fake)
+    (tmp_path / "config.json").write_text("{}")
+    argv = ["tune-score", "--checkpoint", str(tmp_path), "--dry-run"]
+    assert cli.main(argv + ["--lexical", "--untitled-head"]) == 0
+    assert cli.main(argv + ["--lexical"]) == 0
+    assert seen == [{"untitled_head": True}, {}]
+    assert cli.main(argv + ["--untitled-head"]) == 2
+    assert "--untitled-head goes with --lexical" in capsys.readouterr().err
