@@ -8,7 +8,7 @@ scores ``a * final(graph) + (1 - a) * final(local) + w * passage_bm25`` for ever
 from the cached encodings (encoded when missing) of one checkpoint:
 
     python research/paper_lexical.py --checkpoint logrerank/checkpoints/log-reranker \\
-        --encodings runs/enc evinf:validation:60 scifact:train:30:440
+        --encodings runs/enc-evinf evinf:validation:60 scifact:train:30:440
 
 No transformer runs for cached pools.
 """
@@ -68,7 +68,11 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("specs", nargs="+", help="source:split:limit[:offset]")
     ap.add_argument("--checkpoint", default="logrerank/checkpoints/log-reranker")
-    ap.add_argument("--encodings", default="runs/enc")
+    ap.add_argument(
+        "--encodings",
+        required=True,
+        help="the encoding cache folder of this checkpoint's local stage (one per local stage)",
+    )
     args = ap.parse_args(argv)
     from logrerank.pipeline import LoGReranker
 
