@@ -22,12 +22,10 @@ import statistics
 import torch
 
 from logrerank.evaluation.metrics import ndcg_at_k
-from logrerank.ranking.results import final_logits
-from logrerank.ranking.routing import mean_title_words, pool_route
 from logrerank.text.lexical import pool_lexical
 from logrerank.training.log.encode_cache import encode_cached
-from logrerank.training.log.passage_stage import parse_spec, stage_logits
-from logrerank.training.log.route_tuning import TITLE_WORDS, passage_order
+from logrerank.training.log.passage_stage import parse_spec
+from logrerank.training.log.route_tuning import paper_pool_logits, passage_order
 
 A = (0.25, 0.5, 0.75)
 W = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -35,32 +33,17 @@ W = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
 
 def spec_table(model, exs, encs) -> dict[tuple[float, float], float]:
     """Mean passage nDCG@10 (percent) of every ``(a, w)`` over the paper pools with gold."""
-    cfg = model.config
     rows = []
-    for ex, enc in zip(exs, encs):
-        if not ex.gold_doc_ids or mean_title_words(enc.passages) < TITLE_WORDS:
-            continue
-        route = pool_route(cfg, enc.passages, enc.query)
-        with torch.inference_mode():
-            graph = final_logits(enc, stage_logits(model, enc, route.stage), cfg.score).float()
-            local = final_logits(enc, None, cfg.score).float()
-        lex = pool_lexical(enc)[:, 1].float()
-        ids = [c.doc_id for c in ex.candidates]
-        rows.append(
-            {
-                (a, w): 100
-                * ndcg_at_k(
-                    [
-                        ids[i]
-                        for i in passage_order(model, enc, a * graph + (1 - a) * local + w * lex)
-                    ],
-                    set(ex.gold_doc_ids),
-                    10,
-                )
-                for a in A
-                for w in W
-            }
-        )
+    with torch.inference_mode():
+        for ex, enc, graph, local in paper_pool_logits(model, exs, encs):
+            lex = pool_lexical(enc)[:, 1].float()
+            ids, gold = [c.doc_id for c in ex.candidates], set(ex.gold_doc_ids)
+            row = {}
+            for a in A:
+                for w in W:
+                    order = passage_order(model, enc, a * graph + (1 - a) * local + w * lex)
+                    row[(a, w)] = 100 * ndcg_at_k([ids[i] for i in order], gold, 10)
+            rows.append(row)
     return {k: statistics.fmean(r[k] for r in rows) for k in rows[0]} if rows else {}
 
 

@@ -123,10 +123,8 @@ def test_head_weight_by_hand() -> None:
         LoGConfig(score=ScoreConfig(head_weight=1.5)).validate()
 
 
-def test_head_weight_zero_gives_the_prior_ranking(
-    tokenizer, make_tiny_encoder, tiny_config
-) -> None:
-    """Isolated mode: with w = 0 the local-only ranking is the bi-encoder prior's ranking."""
+def _isolated_model(tokenizer, make_tiny_encoder, tiny_config):
+    """A tiny isolated-mode LoG (it has the bi-encoder prior) whose local head adds something."""
     from logrerank.config import LocalConfig
     from logrerank.pipeline import LoGReranker
 
@@ -137,6 +135,14 @@ def test_head_weight_zero_gives_the_prior_ranking(
             cfg, encoder=make_tiny_encoder(len(tokenizer), layers=2), tokenizer=tokenizer
         )
         torch.nn.init.normal_(model.local.local_head[-1].weight, std=1.0)  # a non-zero head
+    return model
+
+
+def test_head_weight_zero_gives_the_prior_ranking(
+    tokenizer, make_tiny_encoder, tiny_config
+) -> None:
+    """Isolated mode: with w = 0 the local-only ranking is the bi-encoder prior's ranking."""
+    model = _isolated_model(tokenizer, make_tiny_encoder, tiny_config)
     passages = ["Aspirin thins blood. It lowers heart attack risk.", "Paris is mild. Rain falls."]
     enc = model.encode("aspirin and heart attacks", passages)
     assert enc.prior_logits is not None
@@ -153,16 +159,7 @@ def test_untitled_head_weight_gives_the_prior_ranking_on_untitled_pools_only(
 ) -> None:
     """Isolated mode: untitled_head_weight = 0 shrinks untitled pools to the prior; a titled pool
     keeps head_weight (1 = the trained local logits)."""
-    from logrerank.config import LocalConfig
-    from logrerank.pipeline import LoGReranker
-
-    cfg = tiny_config(None, local=LocalConfig(head_hidden=16, role_proj_dim=4, isolated_layers=1))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(5)
-        model = LoGReranker(
-            cfg, encoder=make_tiny_encoder(len(tokenizer), layers=2), tokenizer=tokenizer
-        )
-        torch.nn.init.normal_(model.local.local_head[-1].weight, std=1.0)  # a non-zero head
+    model = _isolated_model(tokenizer, make_tiny_encoder, tiny_config)
     model.config.score = ScoreConfig(head_weight=1.0, untitled_head_weight=0.0)
     texts = ["Aspirin thins blood. It lowers heart attack risk.", "Paris is mild. Rain falls."]
     for titled in (False, True):

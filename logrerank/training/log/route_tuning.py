@@ -66,11 +66,10 @@ def passage_order(model, enc, logits: torch.Tensor) -> list[int]:
     return sorted(range(len(s)), key=lambda i: (-float(s[i]), i))
 
 
-def pool_rows(model, exs, encs, grid=GRID) -> list[dict[str, float]]:
-    """Passage nDCG@10 (percent) of every ``a`` in ``grid`` for each paper pool with gold, and
-    its query kind (``"kind"``: one of :data:`KINDS`)."""
+def paper_pool_logits(model, exs, encs):
+    """``(example, encoding, graph, local)`` for each paper pool with gold: the frozen model's
+    ``[N]`` final logits with its graph stage and local only (the two ends of the blend)."""
     cfg = model.config
-    rows = []
     for ex, enc in zip(exs, encs):
         if not ex.gold_doc_ids or mean_title_words(enc.passages) < TITLE_WORDS:
             continue
@@ -78,6 +77,14 @@ def pool_rows(model, exs, encs, grid=GRID) -> list[dict[str, float]]:
         l_global = stage_logits(model, enc, route.stage)
         graph = final_logits(enc, l_global, cfg.score, route.lexical_weight).float()
         local = final_logits(enc, None, cfg.score, route.lexical_weight).float()
+        yield ex, enc, graph, local
+
+
+def pool_rows(model, exs, encs, grid=GRID) -> list[dict[str, float]]:
+    """Passage nDCG@10 (percent) of every ``a`` in ``grid`` for each paper pool with gold, and
+    its query kind (``"kind"``: one of :data:`KINDS`)."""
+    rows = []
+    for ex, enc, graph, local in paper_pool_logits(model, exs, encs):
         ids = [c.doc_id for c in ex.candidates]
         row = {"kind": "citance" if has_citation_marker(ex.query) else "question"}
         for a in grid:
