@@ -19,7 +19,8 @@ A (mostly Latin-script) text is judged *non-English* when both hold:
    prose keeps its function words ("against", "to", "in").
 
 Texts with fewer than :data:`MIN_LETTERS_QUESTION` (question) or :data:`MIN_LETTERS_PASSAGE`
-(passage) letters are not judged: the n-gram profiles need some text.
+(passage) letters, or fewer than :data:`MIN_DISTINCT_WORDS` distinct words, are not judged: the
+n-gram profiles need some text.
 
 On the queries of the public training data (505 SciFact train claims, 1,995 Citation-Integrity
 train claims, 1,000 PubMedQA questions, 230 Evidence Inference validation prompts, 611 ScisummNet
@@ -43,6 +44,8 @@ MAX_EN_FUNCTION_SHARE = 0.1
 #: Questions with fewer letters are not judged ("Aging cells undergo substantial cellular changes .",
 #: 43 letters, reads as Catalan to the profiles).
 MIN_LETTERS_QUESTION = 50
+#: Texts with fewer distinct words are not judged (a repeated token reads as some language).
+MIN_DISTINCT_WORDS = 5
 #: Passages with fewer letters are not judged.
 MIN_LETTERS_PASSAGE = 80
 
@@ -127,6 +130,8 @@ def non_english_language(text: str, min_letters: int = MIN_LETTERS_QUESTION) -> 
     if letters < min_letters or share > 0.5:  # too short, or left to the script notice
         return None
     if en_function_share(text) >= MAX_EN_FUNCTION_SHARE:
+        return None
+    if len(set(normalize_tokens(text))) < MIN_DISTINCT_WORDS:  # "word word word ..."
         return None
     try:
         langs = _detector()(text)

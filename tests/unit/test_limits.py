@@ -532,5 +532,7 @@ def test_short_or_function_word_rich_english_is_not_judged() -> None:
     assert non_english_language("Natriuretic peptides protect against diabetes.", 25) is None
     # below the letter minimum nothing is judged, even clear French
     assert non_english_language("Le risque d'infarctus ?") is None
+    # one repeated token (e.g. a pasted filler) is not judged; langdetect alone says Afrikaans
+    assert non_english_language("word " * 200, 80) is None
     # non-Latin text is left to the script notice
     assert non_english_language("Аспирин снижает риск инфаркта у пожилых пациентов.", 10) is None
