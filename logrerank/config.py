@@ -188,18 +188,22 @@ class ScoreConfig(JsonConfig):
     # Paper pools (logrerank/ranking/routing.py; not in the paper): pools whose titled passages have at
     # least `paper_title_words` title words on average (paper titles; entity titles such as
     # Wikipedia's have 1-6) take final = a * (with the graph stage) + (1 - a) * (local only) with
-    # a = `paper_global_weight`. Chosen on training pools by research/scientific_routes.py
-    # (docs/method.md, "Paper pools"); paper_title_words 0 or a = 1 = off (the graph alone)
+    # a = `paper_global_weight`, plus `paper_lexical_weight` x passage BM25 (the lexical prior
+    # above, on paper pools: their stages read little lexical evidence on paper titles). Chosen
+    # on training pools by `logrerank tune-score --paper-route` (docs/method.md, "Paper pools");
+    # paper_title_words 0 or a = 1 with no lexical weight = off (the graph alone)
     paper_title_words: float = 0.0
     paper_global_weight: float = 1.0
+    paper_lexical_weight: float = 0.0
     # Citing queries in paper pools (logrerank/ranking/routing.py; not in the paper): when
     # citance_route is on, a paper pool whose query carries a citation marker ("(Brants, 2000)",
     # "[12]"; logrerank/text/citations.py) takes a = `citance_global_weight` instead: a citing
     # sentence wants the span of the one paper it cites, where the graph's pooled evidence
     # across that paper's passages blurs which span it is. Chosen with paper_global_weight by
-    # `logrerank tune-score --paper-route`
+    # `logrerank tune-score --paper-route`, with its own lexical weight `citance_lexical_weight`
     citance_route: bool = False
     citance_global_weight: float = 1.0
+    citance_lexical_weight: float = 0.0
     # Sentence selection (logrerank/ranking/selection.py; not in the paper): the head of the sentence
     # order is picked greedily with gain z * select_decay ** e - select_margin * e -
     # select_redundancy * (largest cosine of its vector to a picked one), e = sentences of its
@@ -316,6 +320,15 @@ class LoGConfig(JsonConfig):
         if not (0.0 <= self.score.paper_global_weight <= 1.0 and self.score.paper_title_words >= 0):
             raise ConfigError("score.paper_global_weight must be in [0, 1], paper_title_words >= 0")
         sc = self.score
+        if not 0.0 <= sc.citance_global_weight <= 1.0:
+            raise ConfigError(
+                f"score.citance_global_weight must be in [0, 1], got {sc.citance_global_weight}"
+            )
+        if not (sc.paper_lexical_weight >= 0.0 and sc.citance_lexical_weight >= 0.0):
+            raise ConfigError(
+                "score.paper_lexical_weight and score.citance_lexical_weight must be >= 0, got "
+                f"{sc.paper_lexical_weight} and {sc.citance_lexical_weight}"
+            )
         if not (0.0 < sc.select_decay <= 1.0 and sc.select_redundancy >= 0.0):
             raise ConfigError("score.select_decay must be in (0, 1], select_redundancy >= 0")
         if sc.select_margin < 0.0:

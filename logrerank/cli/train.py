@@ -211,9 +211,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--paper-route",
         action="store_true",
-        help="choose only score.paper_global_weight (graph vs local-only weight in pools titled "
-        "by paper titles) on scientific training pools cached under --encodings "
-        "(logrerank/training/log/route_tuning.py); the other score settings are kept",
+        help="choose only the paper-pool route: score.paper_global_weight (graph vs local-only "
+        "weight in pools titled by paper titles) and score.paper_lexical_weight (their lexical "
+        "prior), and the citing-query pair, on scientific training pools cached under "
+        "--encodings (logrerank/training/log/route_tuning.py); the other score settings are kept",
     )
     s.add_argument(
         "--route-specs",

@@ -22,7 +22,11 @@ inference (:meth:`logrerank.pipeline.LoGReranker.rank_encoded`, which records it
   "Paper pools");
 * **citing queries**: with ``score.citance_route``, a paper pool whose query carries a citation
   marker (:func:`logrerank.text.citations.has_citation_marker`: a citing sentence, which wants
-  the span of the one paper it cites) takes ``a = score.citance_global_weight`` instead.
+  the span of the one paper it cites) takes ``a = score.citance_global_weight`` instead;
+* **paper lexical prior**: paper pools add ``score.paper_lexical_weight`` x passage BM25 to
+  both ends of that blend (``score.citance_lexical_weight`` on the citing route), chosen with
+  ``a`` by ``logrerank tune-score --paper-route``: on paper titles the multi-passage stage's
+  lexical inputs fire little (docs/method.md, "Paper pools").
 
 Whether shared-term links are built at all is a graph setting (``graph.term_min_titled``,
 :func:`logrerank.graph.links.pool_links`), not a route.
@@ -82,6 +86,17 @@ def lexical_weight_for(score: ScoreConfig, titled: float) -> float:
     return score.lexical_weight if titled < score.lexical_max_titled else 0.0
 
 
+def paper_lexical_weight_for(
+    score: ScoreConfig, title_words: float, citance: bool = False
+) -> float:
+    """w of the lexical prior of a paper pool (:func:`is_paper_pool`):
+    ``score.citance_lexical_weight`` for a citing query on the citing route (:func:`is_citance`),
+    else ``score.paper_lexical_weight``; 0 for other pools."""
+    if not is_paper_pool(score, title_words):
+        return 0.0
+    return score.citance_lexical_weight if citance else score.paper_lexical_weight
+
+
 def head_weight_for(score: ScoreConfig, titled: float) -> float:
     """``score.untitled_head_weight`` for the pools of the lexical prior (``titled`` <
     ``score.lexical_max_titled``) when it is set (>= 0), else ``score.head_weight``."""
@@ -124,7 +139,8 @@ def pool_route(config: LoGConfig, passages, query: str = "") -> PoolRoute:
     return PoolRoute(
         titled_fraction=titled,
         stage=SINGLE if m > 0 and titled < m else MULTI,
-        lexical_weight=lexical_weight_for(config.score, titled),
+        lexical_weight=lexical_weight_for(config.score, titled)
+        or paper_lexical_weight_for(config.score, words, citance),
         min_titled=m,
         lexical_max_titled=config.score.lexical_max_titled,
         title_words=words,

@@ -54,22 +54,44 @@ def test_chosen_weight_is_the_best_macro_and_is_written(tiny_ckpt, tmp_path, mon
     assert list(out["per_spec"]["question"]) == ["a:train:4"]
     assert list(out["per_spec"]["citance"]) == ["c:train:4"]
     best = {}
+    pairs = [(a, w) for a in route_tuning.GRID for w in route_tuning.LEXICAL_GRID]
     for kind, src in (("question", "a"), ("citance", "c")):
         rows = route_tuning.pool_rows(model, sets[src], encoded[src])
         assert {r["kind"] for r in rows} == {kind}
-        macro = {a: statistics.fmean(r[str(a)] for r in rows) for a in route_tuning.GRID}
-        best[kind] = max(route_tuning.GRID, key=lambda a: (round(macro[a], 6), a))
-        assert out["macro"][kind][str(best[kind])] == pytest.approx(macro[best[kind]], abs=0.01)
+        assert len(rows[0]) == 1 + len(pairs)  # the kind and one cell per (a, w)
+        macro = {p: statistics.fmean(r[route_tuning.cell(*p)] for r in rows) for p in pairs}
+        best[kind] = max(pairs, key=lambda p: (round(macro[p], 6), -p[1], p[0]))
+        key = route_tuning.cell(*best[kind])
+        assert out["macro"][kind][key] == pytest.approx(macro[best[kind]], abs=0.01)
     assert out["chosen"] == {
         "paper_title_words": 7.0,
-        "paper_global_weight": best["question"],
+        "paper_global_weight": best["question"][0],
+        "paper_lexical_weight": best["question"][1],
         "citance_route": best["citance"] != best["question"],  # a route only where it differs
-        "citance_global_weight": best["citance"],
+        "citance_global_weight": best["citance"][0],
+        "citance_lexical_weight": best["citance"][1],
     }
     meta = json.loads((ckpt / "config.json").read_text())
-    assert meta["model"]["score"]["paper_global_weight"] == best["question"]
-    assert meta["model"]["score"]["citance_global_weight"] == best["citance"]
+    assert meta["model"]["score"]["paper_global_weight"] == best["question"][0]
+    assert meta["model"]["score"]["paper_lexical_weight"] == best["question"][1]
+    assert meta["model"]["score"]["citance_global_weight"] == best["citance"][0]
     assert meta["training"]["paper_route"]["command"] == "cmd"
     back = LoGReranker.from_pretrained(str(ckpt))
     assert back.config.score.paper_title_words == 7.0
     assert back.config.score.citance_route == (best["citance"] != best["question"])
+    # re-tuning the written checkpoint starts from the same logits (its own paper prior is
+    # left out of them), so it makes the same choice
+    again = route_tuning.tune_paper_route(ckpt, specs=specs, write=False)
+    assert again["chosen"] == out["chosen"] and again["macro"] == out["macro"]
+
+
+def test_best_cell_prefers_less_prior_then_more_graph():
+    """Ties on the macro go to the smaller lexical weight w, then the larger graph weight a."""
+    cells = [(a, w) for a in route_tuning.GRID for w in route_tuning.LEXICAL_GRID]
+    flat = {route_tuning.cell(a, w): 50.0 for a, w in cells}
+    assert route_tuning.best_cell(flat) == (1.0, 0.0)  # all tied: no prior, graph alone
+    peak = flat | {route_tuning.cell(0.25, 0.5): 60.0, route_tuning.cell(0.5, 1.0): 60.0}
+    assert route_tuning.best_cell(peak) == (0.25, 0.5)  # tie at 60: the smaller w
+    peak[route_tuning.cell(0.75, 1.0)] = 61.0
+    assert route_tuning.best_cell(peak) == (0.75, 1.0)  # a better macro wins over less prior
+    assert route_tuning.cell(0.25, 0.0) == "0.25|0"

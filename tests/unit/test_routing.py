@@ -265,6 +265,52 @@ def test_paper_pools_blend_the_graph_stage_with_local_only(routed):
         dataclasses.replace(routed.config, score=ScoreConfig(paper_global_weight=1.5)).check()
 
 
+def test_paper_lexical_prior_applies_to_paper_pools_by_query_kind(routed):
+    """score.paper_lexical_weight adds w x passage BM25 to both ends of a paper pool's blend
+    (citance_lexical_weight for citing queries on the citing route); other pools are unchanged."""
+    from logrerank.ranking.routing import paper_lexical_weight_for, pool_route
+    from logrerank.text.lexical import pool_lexical
+
+    score = ScoreConfig(
+        paper_title_words=7.0, paper_global_weight=0.25, paper_lexical_weight=0.5,
+        citance_route=True, citance_global_weight=0.5, citance_lexical_weight=0.25,
+    )  # fmt: skip
+    assert paper_lexical_weight_for(score, 12.0) == 0.5
+    assert paper_lexical_weight_for(score, 12.0, citance=True) == 0.25
+    assert paper_lexical_weight_for(score, 2.0) == 0.0  # entity titles: not a paper pool
+    assert paper_lexical_weight_for(ScoreConfig(paper_lexical_weight=0.5), 12.0) == 0.0  # off
+    cfg = LoGConfig(score=score)
+    papers = [Passage(p["text"], p["title"]) for p in PAPERS]
+    question, citing = "Does aspirin lower cancer risk?", "Aspirin was given as in [12]."
+    assert pool_route(cfg, papers, question).lexical_weight == 0.5
+    assert pool_route(cfg, papers, citing).lexical_weight == 0.25
+    assert pool_route(cfg, [Passage(p["text"], p["title"]) for p in TITLED]).lexical_weight == 0.0
+    assert "lexical prior w = 0.5" in pool_route(cfg, papers, question).describe()
+
+    def logits(r):
+        ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
+        return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64))
+
+    old = dataclasses.replace(routed.config.score)
+    routed.config.score.paper_title_words, routed.config.score.paper_global_weight = 7.0, 0.25
+    try:
+        base = logits(routed.rerank(question, PAPERS))
+        routed.config.score.paper_lexical_weight = 0.5
+        with_prior = routed.rerank(question, PAPERS)
+        enc = routed.encode(question, PAPERS)
+    finally:
+        routed.config.score = old
+    bm25 = pool_lexical(enc)[:, 1].double()
+    assert bm25.max() > 0  # the prior moves something
+    expected = base + 0.5 * bm25
+    assert logits(with_prior).tolist() == pytest.approx(expected.tolist(), abs=1e-4)
+    assert with_prior.info["route"]["lexical_weight"] == 0.5
+    with pytest.raises(ConfigError, match="paper_lexical_weight"):
+        dataclasses.replace(routed.config, score=ScoreConfig(paper_lexical_weight=-1.0)).check()
+    with pytest.raises(ConfigError, match="citance_global_weight"):
+        dataclasses.replace(routed.config, score=ScoreConfig(citance_global_weight=2.0)).check()
+
+
 def test_untitled_head_weight_shrinks_untitled_pools_only(routed):
     """score.untitled_head_weight replaces head_weight on the pools of the lexical prior only:
     an untitled pool ranks as with head_weight = that value, a titled pool is unchanged."""

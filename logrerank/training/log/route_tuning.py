@@ -2,20 +2,23 @@
 
 Paper pools (passages titled by long paper titles) rank by
 
-    f = a * final(with the graph stage) + (1 - a) * final(local only)
+    f = a * final(with the graph stage) + (1 - a) * final(local only) + w * passage_bm25
 
-(:func:`logrerank.ranking.results.routed_logits`), with one ``a`` for questions and one for citing
+(:func:`logrerank.ranking.results.routed_logits`; ``passage_bm25`` is the lexical prior,
+:func:`logrerank.text.lexical.pool_lexical`), with one ``(a, w)`` for questions and one for citing
 queries (a citation marker in the query, :func:`logrerank.text.citations.has_citation_marker`).
 Both are chosen here on scientific *training* pools (never a reported split): for every cached
-encoded pool of the given specs (``runs/enc``, encoded by
+encoded pool of the given specs (encoded by
 :func:`logrerank.training.log.encode_cache.encode_cached` when missing) the frozen model's final
-logits are computed once with and once without its graph stage, every ``a`` of :data:`GRID` is
-scored by passage nDCG@10 of the model's own passage score (its passage head when it has one,
-else the best sentence), and per query kind the ``a`` with the best macro mean over the specs
-that hold at least :data:`MIN_POOLS` pools of that kind is written to
-``model.score.paper_global_weight`` / ``citance_global_weight`` (``citance_route`` on when the
-specs hold citing queries and their weight differs from the questions'), with ``score.paper_title_words`` (the title length that marks a
-paper pool) and how it was chosen (``training.paper_route``).
+logits are computed once with and once without its graph stage, every ``(a, w)`` of
+:data:`GRID` x :data:`LEXICAL_GRID` is scored by passage nDCG@10 of the model's own passage score
+(its passage head when it has one, else the best sentence), and per query kind the pair with the
+best macro mean over the specs that hold at least :data:`MIN_POOLS` pools of that kind (ties: the
+smaller ``w``, then the larger ``a``) is written to ``model.score.paper_global_weight`` /
+``paper_lexical_weight`` and ``citance_global_weight`` / ``citance_lexical_weight``
+(``citance_route`` on when the specs hold citing queries and their pair differs from the
+questions'), with ``score.paper_title_words`` (the title length that marks a paper pool) and how
+it was chosen (``training.paper_route``).
 
 ``logrerank tune-score --checkpoint DIR --paper-route``.
 """
@@ -31,13 +34,17 @@ import torch
 
 from ...evaluation.metrics import ndcg_at_k
 from ...ranking.results import final_logits, passage_logits
-from ...ranking.routing import mean_title_words, pool_route
+from ...ranking.routing import lexical_weight_for, mean_title_words, pool_route
 from ...text.citations import has_citation_marker
+from ...text.lexical import pool_lexical
 from .encode_cache import encode_cached
 from .passage_stage import parse_spec, stage_logits
 
 GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 """Candidate weights ``a`` of the graph stage in paper pools (1 = the graph alone)."""
+
+LEXICAL_GRID = (0.0, 0.25, 0.5, 1.0)
+"""Candidate weights ``w`` of the lexical prior in paper pools (0 = none)."""
 
 SPECS = ("evinf:train:80", "evinf:validation:60", "scifact:train:40", "scisumm:train:30:0")
 """Training pools the weight is chosen on (source:split:limit[:offset]); macro over them."""
@@ -68,30 +75,47 @@ def passage_order(model, enc, logits: torch.Tensor) -> list[int]:
 
 def paper_pool_logits(model, exs, encs):
     """``(example, encoding, graph, local)`` for each paper pool with gold: the frozen model's
-    ``[N]`` final logits with its graph stage and local only (the two ends of the blend)."""
+    ``[N]`` final logits with its graph stage and local only (the two ends of the blend), without
+    any paper-pool lexical prior (the one the checkpoint may already carry)."""
     cfg = model.config
     for ex, enc in zip(exs, encs):
         if not ex.gold_doc_ids or mean_title_words(enc.passages) < TITLE_WORDS:
             continue
         route = pool_route(cfg, enc.passages, enc.query)
+        lex = lexical_weight_for(cfg.score, route.titled_fraction)  # the untitled prior only
         l_global = stage_logits(model, enc, route.stage)
-        graph = final_logits(enc, l_global, cfg.score, route.lexical_weight).float()
-        local = final_logits(enc, None, cfg.score, route.lexical_weight).float()
+        graph = final_logits(enc, l_global, cfg.score, lex, route.head_weight).float()
+        local = final_logits(enc, None, cfg.score, lex, route.head_weight).float()
         yield ex, enc, graph, local
 
 
-def pool_rows(model, exs, encs, grid=GRID) -> list[dict[str, float]]:
-    """Passage nDCG@10 (percent) of every ``a`` in ``grid`` for each paper pool with gold, and
-    its query kind (``"kind"``: one of :data:`KINDS`)."""
+def cell(a: float, w: float) -> str:
+    """The key of ``(a, w)`` in :func:`pool_rows` rows and the result tables: ``"a|w"``."""
+    return f"{a:g}|{w:g}"
+
+
+def pool_rows(model, exs, encs, grid=GRID, lexical_grid=LEXICAL_GRID) -> list[dict[str, float]]:
+    """Passage nDCG@10 (percent) of every ``(a, w)`` in ``grid`` x ``lexical_grid`` (key
+    :func:`cell`) for each paper pool with gold, and its query kind (``"kind"``: one of
+    :data:`KINDS`)."""
     rows = []
     for ex, enc, graph, local in paper_pool_logits(model, exs, encs):
-        ids = [c.doc_id for c in ex.candidates]
+        ids, gold = [c.doc_id for c in ex.candidates], set(ex.gold_doc_ids)
+        bm25 = pool_lexical(enc)[:, 1].float()
         row = {"kind": "citance" if has_citation_marker(ex.query) else "question"}
         for a in grid:
-            order = passage_order(model, enc, a * graph + (1 - a) * local)
-            row[str(a)] = 100 * ndcg_at_k([ids[i] for i in order], set(ex.gold_doc_ids), 10)
+            for w in lexical_grid:
+                order = passage_order(model, enc, a * graph + (1 - a) * local + w * bm25)
+                row[cell(a, w)] = 100 * ndcg_at_k([ids[i] for i in order], gold, 10)
         rows.append(row)
     return rows
+
+
+def best_cell(macro: dict[str, float]) -> tuple[float, float]:
+    """The ``(a, w)`` with the best macro nDCG@10 (rounded to 1e-6); ties: the smaller ``w``
+    (less prior), then the larger ``a`` (more graph)."""
+    pairs = [(a, w) for a in GRID for w in LEXICAL_GRID]
+    return max(pairs, key=lambda p: (round(macro[cell(*p)], 6), -p[1], p[0]))
 
 
 def tune_paper_route(
@@ -109,6 +133,7 @@ def tune_paper_route(
     torch.set_num_threads(1)
     model = LoGReranker.from_pretrained(str(checkpoint), device="cpu").eval()
     per: dict[str, dict[str, dict[str, float]]] = {k: {} for k in KINDS}
+    cells = [cell(a, w) for a in GRID for w in LEXICAL_GRID]
     sizes: dict[str, dict[str, int]] = {}
     for spec in specs:
         src, split, limit, offset = parse_spec(spec)
@@ -118,22 +143,29 @@ def tune_paper_route(
         for k in KINDS:
             sub = [r for r in rows if r["kind"] == k]
             if len(sub) >= MIN_POOLS:
-                per[k][spec] = {str(a): statistics.fmean(r[str(a)] for r in sub) for a in GRID}
+                per[k][spec] = {c: statistics.fmean(r[c] for r in sub) for c in cells}
     if not per["question"]:
         raise ValueError(f"fewer than {MIN_POOLS} question paper pools with gold in every spec")
     macro = {
-        k: {str(a): statistics.fmean(p[str(a)] for p in per[k].values()) for a in GRID}
+        k: {c: statistics.fmean(p[c] for p in per[k].values()) for c in cells}
         for k in KINDS
         if per[k]
     }
-    best = {k: max(GRID, key=lambda a: (round(m[str(a)], 6), a)) for k, m in macro.items()}
-    chosen = {"paper_title_words": TITLE_WORDS, "paper_global_weight": best["question"]}
-    # a route of its own only where citing queries are better served by another weight
-    chosen["citance_route"] = best.get("citance", best["question"]) != best["question"]
-    chosen["citance_global_weight"] = best.get("citance", 1.0)
+    best = {k: best_cell(m) for k, m in macro.items()}
+    (qa, qw), (ca, cw) = best["question"], best.get("citance", (1.0, 0.0))
+    chosen = {
+        "paper_title_words": TITLE_WORDS,
+        "paper_global_weight": qa,
+        "paper_lexical_weight": qw,
+        # a route of its own only where citing queries are better served by another pair
+        "citance_route": "citance" in best and best["citance"] != best["question"],
+        "citance_global_weight": ca,
+        "citance_lexical_weight": cw,
+    }
     result = {
         "chosen": chosen,
-        "objective": "per query kind, macro passage nDCG@10 over the specs' paper pools",
+        "objective": "per query kind, macro passage nDCG@10 over the specs' paper pools; "
+        "cells a|w (graph weight | lexical prior weight)",
         "macro": {k: {a: round(v, 2) for a, v in m.items()} for k, m in macro.items()},
         "per_spec": {
             k: {s: {a: round(v, 2) for a, v in p.items()} for s, p in per[k].items()} for k in KINDS
