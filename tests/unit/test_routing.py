@@ -73,6 +73,24 @@ def test_titled_fraction_and_route(routed):
     assert route(unrouted, enc) == MULTI  # min_titled 0: one stage for every pool
 
 
+def test_unroute_gives_the_single_stage_to_train(make_tiny_model, single_source):
+    """train global on a routed init trains its single-passage stage: unroute makes that stage
+    the model's one global stage, which then ranks every pool as the single stage did."""
+    from logrerank.training.log.global_stage import unroute
+
+    model = make_tiny_model(**MULTI_STAGE)
+    attach_single_stage(model, single_stage_of(single_source, 0.5))
+    unroute(model)
+    assert model.global_single is None and model.config.single.min_titled == 0.0
+    assert model.config.global_.relations == single_source.config.global_.relations
+    assert not model.config.global_.lexical_inputs and model.config.graph.tau_sim == 0.6
+    for passages in (UNTITLED, TITLED):  # every pool now goes to that stage
+        ref = single_source.rerank(QUERY, passages)
+        assert _scores(model.rerank(QUERY, passages)) == pytest.approx(_scores(ref), abs=1e-6)
+    unroute(model)  # an unrouted model is left as it is
+    assert model.config.global_.relations == single_source.config.global_.relations
+
+
 def test_untitled_pool_is_ranked_by_the_single_stage(routed, single_source):
     r = routed.rerank(QUERY, UNTITLED)
     ref = single_source.rerank(QUERY, UNTITLED)
