@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import zlib
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def collect(name: str, examples, model, bi=None, path: Path | None = None) -> li
             }
         )
         if (i + 1) % 25 == 0:
-            print(f"{name}: {i + 1}/{len(examples)}", flush=True)
+            print(f"{name}: {i + 1}/{len(examples)}", file=sys.stderr, flush=True)  # stdout: JSON
     if path is not None:
         path.write_text(json.dumps(rows))
     return rows
