@@ -84,12 +84,17 @@ def notes(out: Ranked, session: Session) -> list[str]:
         )
     if out.min_titled > 0 and ranking.info.get("global_stage"):
         lines.append(stage_note(ranking.info, out.min_titled))
+    route = ranking.info.get("route") or {}
+    if route.get("lexical_weight") or route.get("global_weight", 1.0) < 1.0:
+        lines.append("Route of this pool (logrerank/ranking/routing.py): " + route["describe"])
     sc = ranking.info.get("score") or {}
-    if sc.get("merge_duplicates") or sc.get("passage_weight") or sc.get("head_weight", 1.0) != 1.0:
+    head = route.get("head_weight")  # the pool's own (untitled pools may take another)
+    head = sc.get("head_weight", 1.0) if head is None else head
+    if sc.get("merge_duplicates") or sc.get("passage_weight") or head != 1.0:
         lines.append(
             "LoG sort score = the global logit adjusted as configured (logrerank/ranking/scoring.py): "
             f"duplicate consensus {'on' if sc.get('merge_duplicates') else 'off'}, passage term "
-            f"beta {sc.get('passage_weight', 0.0):g}, head weight w {sc.get('head_weight', 1.0):g}"
+            f"beta {sc.get('passage_weight', 0.0):g}, head weight w {head:g}"
             "; the local / global columns show the raw scores."
         )
     return lines

@@ -167,6 +167,35 @@ def test_app_says_which_stage_ranked(routed):
     assert multi.startswith("Global stage: multi-passage (100 %") and "link relations" in multi
 
 
+def test_app_details_show_the_pools_route_and_head_weight(routed):
+    """The status details name a paper pool's blend and lexical prior, and the head weight the
+    pool was ranked with (an untitled pool's own), not only the config's."""
+    from types import SimpleNamespace
+
+    from logrerank.app.result_view import notes
+
+    old = dataclasses.replace(routed.config.score)
+    sc = routed.config.score
+    sc.paper_title_words, sc.paper_global_weight, sc.paper_lexical_weight = 7.0, 0.25, 0.5
+    sc.head_weight, sc.untitled_head_weight, sc.lexical_weight = 0.5, 0.25, 1.0
+    try:
+        paper = routed.rerank("Does aspirin lower cancer risk?", PAPERS)
+        untitled = routed.rerank(QUERY, UNTITLED)
+    finally:
+        routed.config.score = old
+    session = SimpleNamespace(encodes=1, recomputes=0)
+
+    def details(ranking):
+        out = SimpleNamespace(ranking=ranking, from_cache=False, min_titled=0.5)
+        return "\n".join(notes(out, session))
+
+    text = details(paper)
+    assert "Route of this pool" in text and "lexical prior w = 0.5" in text
+    assert "graph stage weighted 0.25, local only 0.75" in text and "head weight w 0.5" in text
+    text = details(untitled)
+    assert "lexical prior w = 1, head weight 0.25" in text and "head weight w 0.25" in text
+
+
 def test_lexical_weight_adds_passage_bm25_to_untitled_pools_only(routed):
     from logrerank.text.bm25 import bm25_scores, minmax
 
