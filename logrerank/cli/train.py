@@ -221,7 +221,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         nargs="+",
         metavar="SPEC",
         help="with --paper-route: the pools to choose on, source:split:limit[:offset] (default: "
-        "route_tuning.SPECS); use pools the checkpoint's graph stage did not train on",
+        "route_tuning.SPECS, the bundled LoG's); use pools the checkpoint's graph stage did not "
+        "train on",
     )
     s.add_argument(
         "--encodings",

@@ -46,8 +46,18 @@ GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 LEXICAL_GRID = (0.0, 0.25, 0.5, 1.0)
 """Candidate weights ``w`` of the lexical prior in paper pools (0 = none)."""
 
-SPECS = ("evinf:train:80", "evinf:validation:60", "scifact:train:40", "scisumm:train:30:0")
-"""Training pools the weight is chosen on (source:split:limit[:offset]); macro over them."""
+SPECS = (
+    "evinf:validation:60",
+    "evinf:validation:60:60",
+    "scifact:train:30:440",
+    "scifact:train:100:200",
+    "scisumm:train:20:3000",
+    "scisumm:train:30:6000",
+    "scisumm:train:30:12000",
+)
+"""Training pools the weights are chosen on (source:split:limit[:offset]); macro over them per
+query kind. The bundled LoG's: none is in the training part of its multi-passage stage
+(``configs/global-evinf.json``)."""
 
 MIN_POOLS = 5
 """A spec counts toward a query kind's macro mean when it holds at least this many such pools."""
