@@ -59,7 +59,8 @@ def load_train_queries(
     """(train, held-out) examples with 50-candidate pools from the TRAIN splits.
 
     Args:
-        cfg: a run config with ``sources``, ``max_queries`` and ``dev_fraction`` (and, for
+        cfg: a run config with ``sources``, ``max_queries`` and ``dev_fraction`` (optionally
+            ``skip_queries``: leading queries per source to skip before the cap; and, for
             ``"pubmedqa-silver"``, ``silver_top``, ``silver_min_f1`` and ``silver_roles``).
         log: where the silver statistics go.
         require_gold: skip queries without a gold passage (cross-encoder groups need one).
@@ -95,7 +96,9 @@ def load_train_queries(
                 flush=True,
             )
         else:
-            exs, _ = load_benchmark(src, split="train", limit=limit)
+            skip = (getattr(cfg, "skip_queries", None) or {}).get(src, 0)
+            exs, _ = load_benchmark(src, split="train", limit=limit and limit + skip)
+            exs = exs[skip:]
         for ex in exs:
             ex.meta["source"] = src
             if require_gold and not ex.gold_doc_ids:

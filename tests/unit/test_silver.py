@@ -158,3 +158,26 @@ def test_load_train_queries_routes_silver_source(monkeypatch):
         assert "t1" not in {d.doc_id for d in ex.candidates}
         assert (ex in dev) == td.held_out(f"{SILVER_SOURCE}:{ex.qid}", 0.5)
     assert f"{SILVER_SOURCE}: kept 4/4" in log.getvalue()
+
+
+def test_load_train_queries_skips_leading_queries(monkeypatch):
+    """skip_queries drops a source's first queries before max_queries caps it (a stage can
+    train on claims that another stage and a selection slice did not use)."""
+    import logrerank.data.pools as pools
+
+    claims = [_pqa(f"c{i}", [f"c{i}", "x"], "") for i in range(10)]
+    calls = []
+
+    def fake_load(name, split=None, limit=None, **kw):
+        calls.append((name, limit))
+        return claims[:limit], {}
+
+    monkeypatch.setattr(pools, "load_benchmark", fake_load)
+    cfg = tc.TrainConfig(
+        sources=["citint"], max_queries={"citint": 3}, skip_queries={"citint": 4}, dev_fraction=0
+    )
+    train, dev = td.load_train_queries(cfg, io.StringIO())
+    assert calls == [("citint", 7)] and dev == []
+    assert [ex.qid for ex in train] == ["c4", "c5", "c6"]
+    cfg = tc.TrainConfig(sources=["citint"], skip_queries={"citint": 8}, dev_fraction=0)
+    assert [ex.qid for ex in td.load_train_queries(cfg, io.StringIO())[0]] == ["c8", "c9"]

@@ -28,6 +28,9 @@ class TrainConfig(JsonConfig):
     # abstracts removed from the pools, silver sentence labels; logrerank.data.silver)
     sources: list[str] = field(default_factory=lambda: ["scifact", "citint"])
     max_queries: dict[str, int] = field(default_factory=dict)  # per-source cap (0/absent = all)
+    # per-source number of leading train queries to skip before the cap (e.g. the claims another
+    # stage trained on, or a selection slice); 0/absent = none
+    skip_queries: dict[str, int] = field(default_factory=dict)
     negatives: int = 7  # BM25 hard-negative passages per query (stage 1)
     # further negatives drawn uniformly from the rest of the 50-candidate pool (stage 1), so the
     # model also sees the easy candidates it must keep down at test time
