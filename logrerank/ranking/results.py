@@ -58,22 +58,6 @@ def unscored_sentences(spans: list[list[Span]]) -> tuple[list[ScoredSentence], T
     return sentences, torch.tensor(passage_of, dtype=torch.long)
 
 
-def pool_lexical_weight(score: ScoreConfig, passages: list[Passage]) -> float:
-    """``w`` of the lexical prior for a pool (:func:`logrerank.ranking.routing.lexical_weight_for`)."""
-    from ..graph.links import titled_fraction
-    from .routing import lexical_weight_for
-
-    return lexical_weight_for(score, titled_fraction(passages))
-
-
-def pool_head_weight(score: ScoreConfig, passages: list[Passage]) -> float:
-    """``w`` of the head shrinkage for a pool (:func:`logrerank.ranking.routing.head_weight_for`)."""
-    from ..graph.links import titled_fraction
-    from .routing import head_weight_for
-
-    return head_weight_for(score, titled_fraction(passages))
-
-
 def passage_logits(head, enc: Encoded, logits: Tensor) -> tuple[Tensor, Tensor] | None:
     """The learned passage score of a pool (:class:`~logrerank.ranking.passage_head.PassageHead`), or
     None without a head (or without sentences).
