@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 
 import pytest
@@ -217,3 +218,27 @@ def test_training_records_follow_the_stages_a_checkpoint_carries(tmp_path):
         "training_local": local,
         "training_single": single,
     }
+
+
+def test_global_stage_reuses_cached_pool_encodings(make_tiny_model, tmp_path, monkeypatch):
+    """With cache_dir, the stage-2 pools are encoded once: a second run on the same queries and
+    stage 1 loads them (same tensors); other queries or another stage 1 encode again."""
+    model = make_tiny_model()
+    exs = _examples(3)
+    calls = []
+    real = gs.encode_pools
+    monkeypatch.setattr(gs, "encode_pools", lambda m, e, *a: calls.append(len(e)) or real(m, e))
+    first = gs.encode_pools_cached(model, exs, str(tmp_path), io.StringIO())
+    log = io.StringIO()
+    again = gs.encode_pools_cached(model, exs, str(tmp_path), log)
+    assert calls == [3] and "3 cached pools" in log.getvalue()
+    for a, b in zip(first, again):
+        assert torch.equal(a.local_logits, b.local_logits) and torch.equal(a.h, b.h)
+        assert [s.text for s in a.sentences] == [s.text for s in b.sentences]
+    gs.encode_pools_cached(model, exs[:2], str(tmp_path), io.StringIO())  # other queries
+    with torch.no_grad():
+        next(model.local.parameters()).add_(0.01)  # another stage 1
+    gs.encode_pools_cached(model, exs, str(tmp_path), io.StringIO())
+    assert calls == [3, 2, 3]
+    gs.encode_pools_cached(model, exs, "", io.StringIO())  # no cache folder: always encode
+    assert calls == [3, 2, 3, 3]

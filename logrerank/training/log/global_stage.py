@@ -102,6 +102,33 @@ def encode_pools(model, examples: list[Example], log=sys.stdout, t_start: float 
     return encs
 
 
+def encode_pools_cached(
+    model, examples: list[Example], cache_dir: str, log=sys.stdout, t_start: float = 0.0
+) -> list:
+    """:func:`encode_pools`, kept under ``cache_dir`` for the next run: one cache per query list
+    (``stage2-<hash of the source:qid list>``), reused only when it holds the same queries and
+    was written by the same stage 1 (:func:`~.encode_cache.local_digest`); ``""`` = no cache."""
+    if not cache_dir:
+        return encode_pools(model, examples, log, t_start)
+    import hashlib
+
+    from .encode_cache import load_encodings, local_digest, read_digest, save_encodings
+
+    qids = [f"{ex.meta.get('source', '')}:{ex.qid}" for ex in examples]
+    key = hashlib.sha256("\n".join(qids).encode()).hexdigest()[:16]
+    stem = Path(cache_dir) / f"stage2-{key}"
+    digest = local_digest(model)
+    if read_digest(stem) == digest:
+        cached_qids, encs = load_encodings(stem)
+        if cached_qids == qids:
+            print(f"encodings: {len(encs)} cached pools from {stem}", file=log, flush=True)
+            return encs
+    encs = encode_pools(model, examples, log, t_start)
+    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    save_encodings(stem, qids, encs, digest)
+    return encs
+
+
 @dataclass
 class AlignedTargets:
     """Labels and score settings of one pool for :func:`aligned_pool_loss`."""
@@ -248,8 +275,8 @@ def prepare_global(cfg: TrainConfig, log=sys.stdout):
     train, dev = load_train_queries(cfg, log)
     dev = dev[: cfg.heldout_limit or None]
     print(f"train queries {len(train)}, held-out {len(dev)}; encoding pools...", file=log)
-    encs = encode_pools(model, train, log, t_start)
-    dev_encs = encode_pools(model, dev, log, t_start)
+    encs = encode_pools_cached(model, train, cfg.cache_dir, log, t_start)
+    dev_encs = encode_pools_cached(model, dev, cfg.cache_dir, log, t_start)
     taus = [round(0.5 + 0.05 * i, 2) for i in range(10)]
     stats = graph_stats(model, encs, taus)
     for t in taus:

@@ -81,6 +81,9 @@ class TrainConfig(JsonConfig):
     init: str | None = None
     out: str = "runs/log-reranker"  # output checkpoint folder (the bundled one is a copy of it)
     state_dir: str = "runs/train-state"  # resumable state (gitignored)
+    # global stage: folder of the frozen stage 1's pool encodings, reused by later runs on the
+    # same queries and stage 1 (training.log.encode_cache; "" = encode every run)
+    cache_dir: str = ""
     model: dict[str, Any] = field(default_factory=dict)  # LoGConfig overrides (nested dict)
 
     LABEL = "training config"
