@@ -41,8 +41,10 @@ def open_chromium(sync_api, chromium: str):
 
 
 def open_page(browser, url: str, size: str, viewport: tuple[int, int], timeout_ms: int):
-    """Yield a page of ``viewport`` on the app, ready (``#run`` shown); ``page.size`` names the
-    size and ``page.dialogs`` collects any dialog (dismissed)."""
+    """Yield a page of ``viewport`` on the app, ready: ``#run`` shown and the page-load event
+    done (the status panel lists the models), so a first click is wired to the server and no
+    late page-load update can overwrite a run's status. ``page.size`` names the size and
+    ``page.dialogs`` collects any dialog (dismissed)."""
     ctx = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
     pg = ctx.new_page()
     pg.size = size
@@ -50,6 +52,7 @@ def open_page(browser, url: str, size: str, viewport: tuple[int, int], timeout_m
     pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
     pg.goto(url)
     pg.wait_for_selector("#run", timeout=timeout_ms)
+    pg.wait_for_selector("#status .lr-status", state="attached", timeout=timeout_ms)
     yield pg
     ctx.close()
 
