@@ -185,6 +185,11 @@ class ScoreConfig(JsonConfig):
     # head_weight on those same untitled pools (the single-passage stage's), chosen with
     # lexical_weight by `logrerank tune-score --lexical --untitled-head`; < 0 = head_weight
     untitled_head_weight: float = -1.0
+    # Untitled pools (logrerank/ranking/routing.py; not in the paper): the pools of the lexical
+    # prior above take final = a * (with the graph stage) + (1 - a) * (local only), a =
+    # `untitled_global_weight`; chosen on training pools by `logrerank tune-score
+    # --untitled-route` (docs/method.md, "Untitled pools"); 1 = the graph alone
+    untitled_global_weight: float = 1.0
     # Paper pools (logrerank/ranking/routing.py; not in the paper): pools whose titled passages have at
     # least `paper_title_words` title words on average (paper titles; entity titles such as
     # Wikipedia's have 1-6) take final = a * (with the graph stage) + (1 - a) * (local only) with
@@ -320,6 +325,10 @@ class LoGConfig(JsonConfig):
         if not (0.0 <= self.score.paper_global_weight <= 1.0 and self.score.paper_title_words >= 0):
             raise ConfigError("score.paper_global_weight must be in [0, 1], paper_title_words >= 0")
         sc = self.score
+        if not 0.0 <= sc.untitled_global_weight <= 1.0:
+            raise ConfigError(
+                f"score.untitled_global_weight must be in [0, 1], got {sc.untitled_global_weight}"
+            )
         if not 0.0 <= sc.citance_global_weight <= 1.0:
             raise ConfigError(
                 f"score.citance_global_weight must be in [0, 1], got {sc.citance_global_weight}"

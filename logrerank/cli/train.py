@@ -84,8 +84,10 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
         raise InputError(f"{args.checkpoint} is not a checkpoint folder (no config.json)")
     if args.citint_train < 1:
         raise InputError("--citint-train must be >= 1")
-    if args.paper_route:
-        from ..training.log.route_tuning import tune_paper_route
+    if args.paper_route and args.untitled_route:
+        raise InputError("--paper-route and --untitled-route are separate runs: give one")
+    if args.paper_route or args.untitled_route:
+        from ..training.log.route_tuning import tune_paper_route, tune_untitled_route
 
         specs = args.route_specs or None
         if specs is not None:
@@ -96,7 +98,8 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
         kw = {"specs": tuple(specs)} if specs else {}
         if args.encodings:
             kw["cache_dir"] = args.encodings
-        result = tune_paper_route(args.checkpoint, write=not args.dry_run, command=_command(), **kw)
+        tune = tune_paper_route if args.paper_route else tune_untitled_route
+        result = tune(args.checkpoint, write=not args.dry_run, command=_command(), **kw)
         print(json.dumps(result, indent=1, default=str))
         return 0
     if args.untitled_head and not args.lexical:
@@ -217,17 +220,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--encodings (logrerank/training/log/route_tuning.py); the other score settings are kept",
     )
     s.add_argument(
+        "--untitled-route",
+        action="store_true",
+        help="choose only score.untitled_global_weight (graph vs local-only weight in pools "
+        "without titles), keeping the graph stage only where it beats local only by 0.5 on "
+        "training pools (logrerank/training/log/route_tuning.py); the other settings are kept",
+    )
+    s.add_argument(
         "--route-specs",
         nargs="+",
         metavar="SPEC",
-        help="with --paper-route: the pools to choose on, source:split:limit[:offset] (default: "
-        "route_tuning.SPECS, the bundled LoG's); use pools the checkpoint's graph stage did not "
+        help="with --paper-route / --untitled-route: the pools to choose on, "
+        "source:split:limit[:offset] (default: route_tuning.SPECS / UNTITLED_SPECS, the bundled "
+        "LoG's); use pools the checkpoint's graph stage did not "
         "train on",
     )
     s.add_argument(
         "--encodings",
         metavar="DIR",
-        help="with --paper-route: the encoding cache folder (default runs/enc); a checkpoint with "
+        help="with --paper-route / --untitled-route: the encoding cache folder (default runs/enc); a checkpoint with "
         "another local stage needs its own folder",
     )
     s.set_defaults(func=cmd_tune_score)

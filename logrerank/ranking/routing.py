@@ -13,6 +13,10 @@ inference (:meth:`logrerank.pipeline.LoGReranker.rank_encoded`, which records it
   title get ``score.lexical_weight`` x passage BM25 added to their final logits
   (docs/method.md, section 5), since no stage reads lexical evidence for them, and their head
   shrinkage takes ``score.untitled_head_weight`` when that is set (>= 0);
+* **untitled blend**: those same untitled pools rank by ``a x (with the graph stage) + (1 - a) x
+  (local only)`` final logits, ``a = score.untitled_global_weight`` (1 = the graph alone), chosen
+  by ``logrerank tune-score --untitled-route`` on training pools: the graph stage is kept there
+  only as far as it measurably beats local only (docs/method.md, "Untitled pools");
 * **paper pools**: pools whose titled passages carry long titles (at least
   ``score.paper_title_words`` words on average: paper titles, not the 1-6 word entity titles of
   Wikipedia) rank by ``a x (with the graph stage) + (1 - a) x (local only)`` final logits,
@@ -71,7 +75,13 @@ class PoolRoute:
         lex = f"; lexical prior w = {self.lexical_weight:g}" if self.lexical_weight else ""
         if self.lexical_weight and self.titled_fraction < self.lexical_max_titled:
             lex += f", head weight {self.head_weight:g}"
-        if self.paper and (self.global_weight < 1.0 or self.citance):
+        untitled = self.titled_fraction < self.lexical_max_titled
+        if untitled and self.global_weight < 1.0:
+            lex += (
+                f"; untitled: graph stage weighted {self.global_weight:g}, "
+                f"local only {1 - self.global_weight:g}"
+            )
+        elif self.paper and (self.global_weight < 1.0 or self.citance):
             kind = "paper titles"
             kind += ", citing query" if self.citance else ""
             lex += (
@@ -121,10 +131,16 @@ def is_citance(score: ScoreConfig, query: str) -> bool:
     return bool(score.citance_route) and has_citation_marker(query)
 
 
-def global_weight_for(score: ScoreConfig, title_words: float, citance: bool = False) -> float:
-    """``a`` of a pool: in a paper pool (:func:`is_paper_pool`) ``score.citance_global_weight``
-    for a citing query (:func:`is_citance`) and ``score.paper_global_weight`` otherwise; else 1
-    (the graph stage alone)."""
+def global_weight_for(
+    score: ScoreConfig, title_words: float, citance: bool = False, titled: float = 1.0
+) -> float:
+    """``a`` of a pool: ``score.untitled_global_weight`` in an untitled pool (``titled`` <
+    ``score.lexical_max_titled``, the pools of the lexical prior); in a paper pool
+    (:func:`is_paper_pool`) ``score.citance_global_weight`` for a citing query
+    (:func:`is_citance`) and ``score.paper_global_weight`` otherwise; else 1 (the graph stage
+    alone)."""
+    if titled < score.lexical_max_titled:
+        return score.untitled_global_weight
     if not is_paper_pool(score, title_words):
         return 1.0
     return score.citance_global_weight if citance else score.paper_global_weight
@@ -144,7 +160,7 @@ def pool_route(config: LoGConfig, passages, query: str = "") -> PoolRoute:
         min_titled=m,
         lexical_max_titled=config.score.lexical_max_titled,
         title_words=words,
-        global_weight=global_weight_for(config.score, words, citance),
+        global_weight=global_weight_for(config.score, words, citance, titled),
         citance=citance,
         paper=is_paper_pool(config.score, words),
         head_weight=head_weight_for(config.score, titled),

@@ -95,3 +95,55 @@ def test_best_cell_prefers_less_prior_then_more_graph():
     peak[route_tuning.cell(0.75, 1.0)] = 61.0
     assert route_tuning.best_cell(peak) == (0.75, 1.0)  # a better macro wins over less prior
     assert route_tuning.cell(0.25, 0.0) == "0.25|0"
+
+
+def test_untitled_weight_keeps_the_graph_only_past_the_margin():
+    """a > 0 on untitled pools only where its macro beats a = 0 (local only) by the margin; among
+    a > 0 the best, ties to the larger a."""
+    choose = route_tuning.choose_untitled_weight
+    flat = {"0": 70.0, "0.25": 70.4, "0.5": 70.3, "0.75": 70.0, "1": 69.8}
+    assert choose(flat) == 0.0  # +0.4 < 0.5: local only
+    better = dict(flat, **{"0.5": 70.6})
+    assert choose(better) == 0.5  # +0.6 >= 0.5
+    tie = {"0": 60.0, "0.25": 61.0, "0.5": 61.0, "0.75": 60.0, "1": 61.0}
+    assert choose(tie) == 1.0
+    assert choose(flat, margin=0.0) == 0.25
+
+
+def test_untitled_route_is_chosen_on_untitled_pools_and_written(tiny_ckpt, tmp_path, monkeypatch):
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    for f in tiny_ckpt.iterdir():
+        (ckpt / f.name).write_bytes(f.read_bytes())
+    model = LoGReranker.from_pretrained(str(ckpt))
+    untitled = [
+        Example(
+            ex.qid,
+            ex.query,
+            [Doc(d.doc_id, "", d.sentences) for d in ex.candidates],
+            ex.gold_doc_ids,
+        )
+        for ex in _examples()
+    ]
+    sets = {"u": untitled, "p": _examples()}
+    encoded = {
+        k: [model.encode(ex.query, example_passages(ex)) for ex in v] for k, v in sets.items()
+    }
+    monkeypatch.setattr(
+        route_tuning, "encode_cached", lambda _m, src, *a, **k: (sets[src], encoded[src])
+    )
+    monkeypatch.setattr(route_tuning, "MIN_POOLS", 2)
+    out = route_tuning.tune_untitled_route(ckpt, specs=("u:train:4", "p:train:4"), command="cmd")
+    assert out["pools"] == {"u:train:4": 4, "p:train:4": 0}  # titled pools are not counted
+    rows = route_tuning.untitled_rows(model, sets["u"], encoded["u"])
+    macro = {k: statistics.fmean(r[k] for r in rows) for k in rows[0]}
+    assert out["macro"] == {k: round(v, 2) for k, v in macro.items()}
+    a = route_tuning.choose_untitled_weight(macro)
+    assert out["chosen"] == {"untitled_global_weight": a}
+    meta = json.loads((ckpt / "config.json").read_text())
+    assert meta["model"]["score"]["untitled_global_weight"] == a
+    assert meta["training"]["untitled_route"]["command"] == "cmd"
+    assert LoGReranker.from_pretrained(str(ckpt)).config.score.untitled_global_weight == a
+    # the two ends are computed apart from the written weight: re-tuning makes the same choice
+    again = route_tuning.tune_untitled_route(ckpt, specs=("u:train:4",), write=False)
+    assert again["chosen"] == out["chosen"] and again["macro"] == out["macro"]

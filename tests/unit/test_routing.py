@@ -388,3 +388,43 @@ def test_choose_untitled_picks_the_best_pair_and_prefers_the_shipped_head_weight
     assert table[(1.0, 0.0)] < 100.0 and table[(hw, lw)] == 100.0
     # ties: the shipped head weight (0.5), then the smallest lexical weight that wins
     assert hw == 0.5 and lw == min(k[1] for k, v in table.items() if k[0] == 0.5 and v == 100.0)
+
+
+def test_untitled_pools_blend_the_graph_stage_with_local_only(routed):
+    """score.untitled_global_weight blends the single-passage stage with local only on untitled
+    pools (a = 0: local only), and leaves titled pools to the graph alone."""
+    from logrerank.ranking.routing import global_weight_for, pool_route
+
+    def logits(r):
+        ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
+        return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64))
+
+    score = ScoreConfig(untitled_global_weight=0.25)
+    assert global_weight_for(score, 0.0, titled=0.0) == 0.25
+    assert global_weight_for(score, 2.0, titled=1.0) == 1.0
+    assert global_weight_for(ScoreConfig(), 0.0, titled=0.0) == 1.0  # off by default
+    untitled = [Passage(p["text"]) for p in UNTITLED]
+    cfg = LoGConfig(score=score)
+    assert pool_route(cfg, untitled).global_weight == 0.25
+    assert (
+        "untitled: graph stage weighted 0.25, local only 0.75"
+        in pool_route(cfg, untitled).describe()
+    )
+    graph = logits(routed.rerank(QUERY, UNTITLED))
+    local = logits(routed.rerank(QUERY, UNTITLED, use_global=False))
+    titled = logits(routed.rerank(QUERY, TITLED))
+    old = dataclasses.replace(routed.config.score)
+    try:
+        routed.config.score.untitled_global_weight = 0.25
+        mixed = routed.rerank(QUERY, UNTITLED)
+        same_titled = logits(routed.rerank(QUERY, TITLED))
+        routed.config.score.untitled_global_weight = 0.0
+        only_local = logits(routed.rerank(QUERY, UNTITLED))
+    finally:
+        routed.config.score = old
+    assert logits(mixed).tolist() == pytest.approx((0.25 * graph + 0.75 * local).tolist(), abs=1e-4)
+    assert only_local.tolist() == pytest.approx(local.tolist(), abs=1e-6)
+    assert same_titled.tolist() == pytest.approx(titled.tolist(), abs=1e-9)
+    assert mixed.info["route"]["global_weight"] == 0.25
+    with pytest.raises(ConfigError, match="untitled_global_weight"):
+        dataclasses.replace(routed.config, score=ScoreConfig(untitled_global_weight=-0.5)).check()

@@ -190,3 +190,98 @@ def tune_paper_route(
         meta.setdefault("training", {})["paper_route"] = result
         path.write_text(json.dumps(meta, indent=2) + "\n")
     return result | {"written": str(Path(checkpoint) / "config.json") if write else None}
+
+
+UNTITLED_SPECS = ("citint:train:200:400", "citint:train:100:300")
+"""Training pools ``score.untitled_global_weight`` is chosen on: Citation-Integrity train claims
+400-599 (no stage of the bundled LoG and none of its tuning used them) and 300-399
+(``select-citint``, where the untitled lexical prior and head weight were chosen)."""
+
+UNTITLED_MARGIN = 0.5
+"""How much (macro passage nDCG@10, points) the best ``a > 0`` must beat ``a = 0`` (local only)
+by for the graph stage to be kept on untitled pools."""
+
+
+def untitled_pool_logits(model, exs, encs):
+    """``(example, encoding, graph, local)`` for each untitled pool with gold (titled share under
+    ``score.lexical_max_titled``): the frozen model's ``[N]`` final logits with its graph stage
+    and local only, each with the pool's lexical prior and head weight."""
+    cfg = model.config
+    for ex, enc in zip(exs, encs):
+        route = pool_route(cfg, enc.passages, enc.query)
+        if not ex.gold_doc_ids or route.titled_fraction >= cfg.score.lexical_max_titled:
+            continue
+        l_global = stage_logits(model, enc, route.stage)
+        lex, hw = route.lexical_weight, route.head_weight
+        graph = final_logits(enc, l_global, cfg.score, lex, hw).float()
+        local = final_logits(enc, None, cfg.score, lex, hw).float()
+        yield ex, enc, graph, local
+
+
+def untitled_rows(model, exs, encs, grid=GRID) -> list[dict[str, float]]:
+    """Passage nDCG@10 (percent) of every ``a`` in ``grid`` (key ``f"{a:g}"``) for each untitled
+    pool with gold."""
+    rows = []
+    for ex, enc, graph, local in untitled_pool_logits(model, exs, encs):
+        ids, gold = [c.doc_id for c in ex.candidates], set(ex.gold_doc_ids)
+        row = {}
+        for a in grid:
+            order = passage_order(model, enc, a * graph + (1 - a) * local)
+            row[f"{a:g}"] = 100 * ndcg_at_k([ids[i] for i in order], gold, 10)
+        rows.append(row)
+    return rows
+
+
+def choose_untitled_weight(macro: dict[str, float], margin: float = UNTITLED_MARGIN) -> float:
+    """``a`` from the macro table (key ``f"{a:g}"``): the best ``a > 0`` (ties: the larger ``a``)
+    when it beats ``a = 0`` (local only) by at least ``margin``, else 0."""
+    best = max((a for a in GRID if a > 0), key=lambda a: (round(macro[f"{a:g}"], 6), a))
+    return best if macro[f"{best:g}"] >= macro["0"] + margin else 0.0
+
+
+def tune_untitled_route(
+    checkpoint: str | Path,
+    specs=UNTITLED_SPECS,
+    cache_dir: str = "runs/enc",
+    write: bool = True,
+    command: str = "",
+    log=sys.stderr,
+) -> dict:
+    """Choose ``score.untitled_global_weight`` (the graph stage's weight on untitled pools) on
+    ``specs`` by :func:`choose_untitled_weight` over the macro mean of each spec's mean passage
+    nDCG@10, and (``write``) store it in ``checkpoint/config.json`` with how it was chosen
+    (``training.untitled_route``)."""
+    from ...pipeline import LoGReranker
+
+    torch.set_num_threads(1)
+    model = LoGReranker.from_pretrained(str(checkpoint), device="cpu").eval()
+    keys = [f"{a:g}" for a in GRID]
+    per: dict[str, dict[str, float]] = {}
+    sizes: dict[str, int] = {}
+    for spec in specs:
+        src, split, limit, offset = parse_spec(spec)
+        exs, encs = encode_cached(model, src, split, limit or None, cache_dir, log, offset=offset)
+        rows = untitled_rows(model, exs, encs)
+        sizes[spec] = len(rows)
+        if len(rows) >= MIN_POOLS:
+            per[spec] = {k: statistics.fmean(r[k] for r in rows) for k in keys}
+    if not per:
+        raise ValueError(f"fewer than {MIN_POOLS} untitled pools with gold in every spec")
+    macro = {k: statistics.fmean(p[k] for p in per.values()) for k in keys}
+    chosen = choose_untitled_weight(macro)
+    result = {
+        "chosen": {"untitled_global_weight": chosen},
+        "objective": "macro passage nDCG@10 over the specs' untitled pools; keys a (graph "
+        f"weight); a > 0 only when it beats a = 0 (local only) by >= {UNTITLED_MARGIN:g}",
+        "macro": {k: round(v, 2) for k, v in macro.items()},
+        "per_spec": {s: {k: round(v, 2) for k, v in p.items()} for s, p in per.items()},
+        "pools": sizes,
+        "command": command,
+    }
+    if write:
+        path = Path(checkpoint) / "config.json"
+        meta = json.loads(path.read_text())
+        meta["model"]["score"].update(result["chosen"])
+        meta.setdefault("training", {})["untitled_route"] = result
+        path.write_text(json.dumps(meta, indent=2) + "\n")
+    return result | {"written": str(Path(checkpoint) / "config.json") if write else None}
