@@ -244,7 +244,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--benchmark",
         "-b",
         help="scifact, citint, pubmedqa, hotpotqa, musique, evinf (Evidence Inference 2.0; "
-        "--split validation for choices), scisumm (CL-SciSumm 2019)",
+        "--split validation for choices), scisumm (CL-SciSumm 2019), scholarqa (ScholarQA-Multi, "
+        "expert multi-paper questions; evaluation only)",
     )
     e.add_argument("--split", help="split (default: scifact/citint dev, pubmedqa test, ...)")
     e.add_argument("--claims", help="SciFact-format claims file (with --corpus)")

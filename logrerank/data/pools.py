@@ -37,6 +37,7 @@ from logrerank.data.musique import read_musique
 from logrerank.data.paper_pools import OWN_K, build_paper_pools
 from logrerank.data.pubmedqa import read_pubmedqa
 from logrerank.data.schema import Doc, Example
+from logrerank.data.scholarqa import read_scholarqa
 from logrerank.data.scifact import read_scifact
 from logrerank.resources import cache_dir
 from logrerank.text.bm25 import BM25_PARAMS
@@ -57,6 +58,7 @@ BENCHMARKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "musique": ("train", ("train",)),
     "evinf": ("test", ("test", "validation", "train")),
     "scisumm": ("test", ("test", "train")),
+    "scholarqa": ("test", ("test",)),
 }
 _ALIASES = {
     "citation_integrity": "citint",
@@ -66,6 +68,8 @@ _ALIASES = {
     "evidence-inference": "evinf",
     "cl_scisumm": "scisumm",
     "cl-scisumm": "scisumm",
+    "scholarqa-multi": "scholarqa",
+    "scholarqabench": "scholarqa",
 }
 #: Benchmark -> coverage@k cut-offs that ``logrerank eval`` reports (queries with several gold
 #: passages: multi-hop, and the multi-paper benchmarks, whose gold spans 1-5 passages).
@@ -74,6 +78,7 @@ COVERAGE_KS: dict[str, tuple[int, ...]] = {
     "musique": (2, 3, 5),
     "evinf": (3, 5, 10),
     "scisumm": (3, 5, 10),
+    "scholarqa": (3, 5, 10),
 }
 #: Benchmarks whose pools follow the multi-paper rule (:mod:`logrerank.data.paper_pools`).
 PAPER_POOLED = ("evinf", "scisumm")
@@ -86,6 +91,7 @@ _FOLDERS = {
     "musique": "musique",
     "evinf": "evidence_inference",
     "scisumm": "cl_scisumm",
+    "scholarqa": "scholarqabench",
 }
 _DATA_HINT = (
     "set $LOGRERANK_DATA or pass --data-root (data_root) to the folder of the public datasets; "
@@ -285,11 +291,13 @@ def load_benchmark(
                                    articles (``validation`` for choices, ``train``)
     ``scisumm``   ``test``         multi-paper pool of ``k`` 5-sentence windows of the 40
                                    hand-annotated papers (``train``: ScisummNet)
+    ``scholarqa`` ``test``         BM25 pool over the 108 ScholarQA-Multi questions' cited
+                                   passages (evaluation only; gold = the expert's citations)
     ============  ===============  =========================================================
 
     The Citation-Integrity test and HotpotQA dev splits are withheld from the public data and
     cannot be loaded; the SciFact test split has no labels. The Evidence Inference test split
-    and the CL-SciSumm hand-annotated papers are evaluation only.
+    the CL-SciSumm hand-annotated papers and ScholarQA-Multi are evaluation only.
 
     Args:
         name: Benchmark name (``citation_integrity`` is accepted for ``citint``).
@@ -365,6 +373,12 @@ def _load(
         reader_stats = {}
         reader = read_evidence_inference if name == "evinf" else read_cl_scisumm
         queries, corpus = reader(root / _FOLDERS[name], split, stats=reader_stats)
+        stats.update(reader_stats)
+    elif name == "scholarqa":
+        reader_stats = {}
+        queries, corpus = read_scholarqa(
+            root / "scholarqabench" / "scholarqa_multi" / "human_answers.json", stats=reader_stats
+        )
         stats.update(reader_stats)
     elif name == "hotpotqa":
         queries = read_hotpotqa(root / "hotpotqa" / f"hotpotqa_{split}.json")

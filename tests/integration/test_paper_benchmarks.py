@@ -85,3 +85,25 @@ def test_scisumm_counts_and_pools(data_root: Path, tmp_path: Path) -> None:
     assert tstats["n_papers"] == 977 and tstats["n_examples"] == 40
     assert not {ex.meta["paper_id"] for ex in train} & {ex.meta["paper_id"] for ex in examples}
     _assert_pools(train)
+
+
+@pytest.mark.data
+def test_scholarqa_counts_and_pools(tmp_path: Path) -> None:
+    """ScholarQA-Multi: 108 expert questions, pools of 50 over the cited passages holding every
+    gold passage, titled by paper titles (so LoG routes them as paper pools)."""
+    root = default_data_root()
+    if not (root / "scholarqabench" / "scholarqa_multi" / "human_answers.json").is_file():
+        pytest.skip(f"scholarqabench/scholarqa_multi not found under {root}")
+    examples, stats = load_benchmark("scholarqa", data_root=root, cache_dir=tmp_path)
+    assert stats["split"] == "test" and stats["n_examples"] == 108
+    assert stats["n_questions_skipped"] == 0 and stats["n_ctx_skipped"] == 2
+    assert stats["corpus_size"] == stats["n_passages"] == 566
+    subjects = {ex.meta["subject"] for ex in examples}
+    assert {"bio", "cs_nlp", "photonics"} <= subjects
+    for ex in examples:
+        ids = [c.doc_id for c in ex.candidates]
+        assert len(ids) == len(set(ids)) == 50, ex.qid
+        assert set(ex.gold_doc_ids) <= set(ids) and 1 <= len(ex.gold_doc_ids) <= 10, ex.qid
+        assert not ex.gold_sentences
+    titled = [c for ex in examples for c in ex.candidates]
+    assert sum(bool(c.title) for c in titled) / len(titled) > 0.95
