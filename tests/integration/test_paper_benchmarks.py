@@ -103,7 +103,7 @@ def test_scholarqa_counts_and_pools(tmp_path: Path) -> None:
     for ex in examples:
         ids = [c.doc_id for c in ex.candidates]
         assert len(ids) == len(set(ids)) == 50, ex.qid
-        assert set(ex.gold_doc_ids) <= set(ids) and 1 <= len(ex.gold_doc_ids) <= 10, ex.qid
+        assert set(ex.gold_doc_ids) <= set(ids) and 2 <= len(ex.gold_doc_ids) <= 10, ex.qid
         assert not ex.gold_sentences
     titled = [c for ex in examples for c in ex.candidates]
     assert sum(bool(c.title) for c in titled) / len(titled) > 0.95
