@@ -1,6 +1,6 @@
 """Where one ranker loses to another: the per-query difference of a metric, broken down by the
 question type a benchmark records (CL-SciSumm discourse facet, HotpotQA / MuSiQue question type,
-...), with wins / losses per type.
+ScholarQA-Multi subject, ...), with wins / losses per type.
 
     python research/loss_breakdown.py runs/eval/scisumm-test-x/results.json:log \
         runs/eval/scisumm-test-x/results.json:log-local --benchmark scisumm --split test
@@ -11,7 +11,7 @@ Citation-Integrity claim label of the gold passages), ``gold`` (number of gold p
 11-50; hard queries are those the first pass ranked low).
 
 Reads two ``logrerank eval --out`` results (``RESULTS:RANKER``, as ``logrerank paired-test``)
-and the benchmark's examples for their ``meta`` (``facet`` or ``type``); prints a Markdown table.
+and the benchmark's examples for their ``meta`` (``facet``, ``type`` or ``subject``); prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def per_query(spec: str, level: str, metric: str) -> dict[str, float]:
 
 def query_type(meta: dict) -> list[str]:
     """The types a query counts under (a facet list counts under each of its facets)."""
-    t = meta.get("facet") or meta.get("type") or "all"
+    t = meta.get("facet") or meta.get("type") or meta.get("subject") or "all"
     return list(t) if isinstance(t, (list, tuple)) else [str(t)]
 
 

@@ -16,7 +16,11 @@ Quirks: a few ``ctxs`` have no text (``NaN`` in the source JSON, read as a float
 one; they are skipped (counted in ``stats["n_ctx_skipped"]``), and a question left without a
 cited passage is skipped (``stats["n_questions_skipped"]``). Titles that are missing or not a
 string become ``""``. Passage text is split into sentences by
-:func:`logrerank.data.common.split_sentences`; there is no sentence-level gold.
+:func:`logrerank.data.common.split_sentences`; there is no sentence-level gold. In the source
+file the 10 ``cs_hci`` questions carry passages that photonics questions cite (all 71 of their
+cited passages are also a photonics question's), so their gold does not answer them and every
+ranker scores about 0 there; they are kept as the file has them, and ``meta["subject"]`` lets a
+report set them apart.
 """
 
 from __future__ import annotations
