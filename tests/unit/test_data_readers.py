@@ -212,5 +212,6 @@ def test_default_data_root_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
 
 def test_benchmark_table_covers_design() -> None:
     assert set(BENCHMARKS) == {
-        "scifact", "citint", "pubmedqa", "hotpotqa", "musique", "evinf", "scisumm"
+        "scifact", "citint", "pubmedqa", "hotpotqa", "musique", "evinf", "scisumm", "scholarqa"
     }  # fmt: skip
+    assert BENCHMARKS["scholarqa"] == ("test", ("test",))  # evaluation only: no train split
