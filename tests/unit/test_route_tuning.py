@@ -17,6 +17,16 @@ PAPER = "A randomised trial of {} for the prevention of cancer in older adults"
 TOPICS = ["aspirin", "statins", "metformin", "vitamin D"]
 
 
+@pytest.fixture
+def ckpt(tiny_ckpt, tmp_path):
+    """A writable copy of the tiny checkpoint (the tunings write into its config.json)."""
+    out = tmp_path / "ckpt"
+    out.mkdir()
+    for f in tiny_ckpt.iterdir():
+        (out / f.name).write_bytes(f.read_bytes())
+    return out
+
+
 def _examples(short_titles: bool = False, citing: bool = False) -> list[Example]:
     docs = [
         Doc(f"d{i}", t if short_titles else PAPER.format(t),
@@ -27,11 +37,7 @@ def _examples(short_titles: bool = False, citing: bool = False) -> list[Example]
     return [Example(f"q{i}", query.format(t), docs, [f"d{i}"]) for i, t in enumerate(TOPICS)]
 
 
-def test_chosen_weight_is_the_best_macro_and_is_written(tiny_ckpt, tmp_path, monkeypatch):
-    ckpt = tmp_path / "ckpt"
-    ckpt.mkdir()
-    for f in tiny_ckpt.iterdir():
-        (ckpt / f.name).write_bytes(f.read_bytes())
+def test_chosen_weight_is_the_best_macro_and_is_written(ckpt, monkeypatch):
     model = LoGReranker.from_pretrained(str(ckpt))
     sets = {"a": _examples(), "b": _examples(short_titles=True), "c": _examples(citing=True)}
     encoded = {
@@ -110,11 +116,7 @@ def test_untitled_weight_keeps_the_graph_only_past_the_margin():
     assert choose(flat, margin=0.0) == 0.25
 
 
-def test_untitled_route_is_chosen_on_untitled_pools_and_written(tiny_ckpt, tmp_path, monkeypatch):
-    ckpt = tmp_path / "ckpt"
-    ckpt.mkdir()
-    for f in tiny_ckpt.iterdir():
-        (ckpt / f.name).write_bytes(f.read_bytes())
+def test_untitled_route_is_chosen_on_untitled_pools_and_written(ckpt, monkeypatch):
     model = LoGReranker.from_pretrained(str(ckpt))
     untitled = [
         Example(

@@ -128,6 +128,35 @@ def best_cell(macro: dict[str, float]) -> tuple[float, float]:
     return max(pairs, key=lambda p: (round(macro[cell(*p)], 6), -p[1], p[0]))
 
 
+def _frozen_model(checkpoint: str | Path):
+    """The checkpoint's LoG model on CPU, one thread, in eval mode (the tunings' frozen model)."""
+    from ...pipeline import LoGReranker
+
+    torch.set_num_threads(1)
+    return LoGReranker.from_pretrained(str(checkpoint), device="cpu").eval()
+
+
+def _spec_pools(model, specs, cache_dir: str, log):
+    """``(spec, examples, encodings)`` of each spec, encoded by
+    :func:`~logrerank.training.log.encode_cache.encode_cached` (cached under ``cache_dir``)."""
+    for spec in specs:
+        src, split, limit, offset = parse_spec(spec)
+        exs, encs = encode_cached(model, src, split, limit or None, cache_dir, log, offset=offset)
+        yield spec, exs, encs
+
+
+def _write_choice(checkpoint: str | Path, key: str, result: dict, write: bool) -> dict:
+    """With ``write``, merge ``result["chosen"]`` into the checkpoint's ``model.score`` and keep
+    ``result`` as ``training.<key>`` in its ``config.json``; return ``result`` with ``written``."""
+    path = Path(checkpoint) / "config.json"
+    if write:
+        meta = json.loads(path.read_text())
+        meta["model"]["score"].update(result["chosen"])
+        meta.setdefault("training", {})[key] = result
+        path.write_text(json.dumps(meta, indent=2) + "\n")
+    return result | {"written": str(path) if write else None}
+
+
 def tune_paper_route(
     checkpoint: str | Path,
     specs=SPECS,
@@ -138,16 +167,11 @@ def tune_paper_route(
 ) -> dict:
     """Choose ``score.paper_global_weight`` on ``specs`` (module docstring) and (``write``) store
     it with ``score.paper_title_words`` in ``checkpoint/config.json``."""
-    from ...pipeline import LoGReranker
-
-    torch.set_num_threads(1)
-    model = LoGReranker.from_pretrained(str(checkpoint), device="cpu").eval()
+    model = _frozen_model(checkpoint)
     per: dict[str, dict[str, dict[str, float]]] = {k: {} for k in KINDS}
     cells = [cell(a, w) for a in GRID for w in LEXICAL_GRID]
     sizes: dict[str, dict[str, int]] = {}
-    for spec in specs:
-        src, split, limit, offset = parse_spec(spec)
-        exs, encs = encode_cached(model, src, split, limit or None, cache_dir, log, offset=offset)
+    for spec, exs, encs in _spec_pools(model, specs, cache_dir, log):
         rows = pool_rows(model, exs, encs)
         sizes[spec] = {k: sum(r["kind"] == k for r in rows) for k in KINDS}
         for k in KINDS:
@@ -183,13 +207,7 @@ def tune_paper_route(
         "pools": sizes,
         "command": command,
     }
-    if write:
-        path = Path(checkpoint) / "config.json"
-        meta = json.loads(path.read_text())
-        meta["model"]["score"].update(result["chosen"])
-        meta.setdefault("training", {})["paper_route"] = result
-        path.write_text(json.dumps(meta, indent=2) + "\n")
-    return result | {"written": str(Path(checkpoint) / "config.json") if write else None}
+    return _write_choice(checkpoint, "paper_route", result, write)
 
 
 UNTITLED_SPECS = ("citint:train:200:400", "citint:train:100:300")
@@ -251,16 +269,11 @@ def tune_untitled_route(
     ``specs`` by :func:`choose_untitled_weight` over the macro mean of each spec's mean passage
     nDCG@10, and (``write``) store it in ``checkpoint/config.json`` with how it was chosen
     (``training.untitled_route``)."""
-    from ...pipeline import LoGReranker
-
-    torch.set_num_threads(1)
-    model = LoGReranker.from_pretrained(str(checkpoint), device="cpu").eval()
+    model = _frozen_model(checkpoint)
     keys = [f"{a:g}" for a in GRID]
     per: dict[str, dict[str, float]] = {}
     sizes: dict[str, int] = {}
-    for spec in specs:
-        src, split, limit, offset = parse_spec(spec)
-        exs, encs = encode_cached(model, src, split, limit or None, cache_dir, log, offset=offset)
+    for spec, exs, encs in _spec_pools(model, specs, cache_dir, log):
         rows = untitled_rows(model, exs, encs)
         sizes[spec] = len(rows)
         if len(rows) >= MIN_POOLS:
@@ -278,10 +291,4 @@ def tune_untitled_route(
         "pools": sizes,
         "command": command,
     }
-    if write:
-        path = Path(checkpoint) / "config.json"
-        meta = json.loads(path.read_text())
-        meta["model"]["score"].update(result["chosen"])
-        meta.setdefault("training", {})["untitled_route"] = result
-        path.write_text(json.dumps(meta, indent=2) + "\n")
-    return result | {"written": str(Path(checkpoint) / "config.json") if write else None}
+    return _write_choice(checkpoint, "untitled_route", result, write)
