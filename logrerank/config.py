@@ -209,6 +209,12 @@ class ScoreConfig(JsonConfig):
     citance_route: bool = False
     citance_global_weight: float = 1.0
     citance_lexical_weight: float = 0.0
+    # Dense passage prior of paper pools (logrerank/ranking/dense_prior.py; not in the paper):
+    # v in f += v * 10 * cos(e_q, e_p), e_p the packaged embedder's reading of "title. text"
+    # (the title and the whole passage, which LoG's sentences do not read). Chosen with the
+    # paper route by `logrerank tune-score --paper-route`; the citing route has its own. 0 = off
+    paper_dense_weight: float = 0.0
+    citance_dense_weight: float = 0.0
     # Sentence selection (logrerank/ranking/selection.py; not in the paper): the head of the sentence
     # order is picked greedily with gain z * select_decay ** e - select_margin * e -
     # select_redundancy * (largest cosine of its vector to a picked one), e = sentences of its
@@ -337,6 +343,11 @@ class LoGConfig(JsonConfig):
             raise ConfigError(
                 "score.paper_lexical_weight and score.citance_lexical_weight must be >= 0, got "
                 f"{sc.paper_lexical_weight} and {sc.citance_lexical_weight}"
+            )
+        if not (sc.paper_dense_weight >= 0.0 and sc.citance_dense_weight >= 0.0):
+            raise ConfigError(
+                "score.paper_dense_weight and score.citance_dense_weight must be >= 0, got "
+                f"{sc.paper_dense_weight} and {sc.citance_dense_weight}"
             )
         if not (0.0 < sc.select_decay <= 1.0 and sc.select_redundancy >= 0.0):
             raise ConfigError("score.select_decay must be in (0, 1], select_redundancy >= 0")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from . import log_checkpoint as ckpt
 from .config import ContextConfig, GraphConfig, LoGConfig
@@ -36,7 +36,9 @@ from .local.scorer import LocalScorer
 from .local.segment_cache import SegmentCache
 from .local.tokenize import tokenize
 from .local.units import scoring_units
+from .models.bi_encoder import BiEncoder
 from .ranking.context import build_context
+from .ranking.dense_prior import DENSE_SCALE, DensePrior
 from .ranking.passage_head import PassageHead
 from .ranking.results import (
     Encoded,
@@ -47,7 +49,7 @@ from .ranking.results import (
     routed_logits,
     unscored_sentences,
 )
-from .ranking.routing import pool_route
+from .ranking.routing import PoolRoute, pool_route
 from .ranking.selection import selected_sentences, selection_active
 from .runtime.local_runtime import sync_local_runtime
 from .types import InputError, Ranking
@@ -138,8 +140,34 @@ class LoGReranker(nn.Module):
         self.device_ = bb.pick_device(self.config.device)
         self.autocast_dtype = bb.autocast_dtype(self.device_, self.config.precision)
         self.caches = LocalCaches()  # derived state kept between calls; not saved
+        self._dense: DensePrior | None = None  # the dense passage prior's embedder, built lazily
         self.to(self.device_)
         self.eval()
+
+    def dense_prior(self, enc: Encoded, route: PoolRoute) -> Tensor | None:
+        """``[P]`` the dense passage prior of a pool whose route weights it
+        (``route.dense_weight > 0``: :meth:`passage_cosines`), else None."""
+        return self.passage_cosines(enc) if route.dense_weight else None
+
+    def passage_cosines(self, enc: Encoded) -> Tensor:
+        """``[P]`` ``cos(e_q, e_p)``, the packaged embedder's cosine of the query to each
+        passage's ``title. text`` (:mod:`logrerank.ranking.dense_prior`).
+
+        The embedder is the frozen packaged encoder of the sentence prior (isolated mode; a
+        fully joint model loads the packaged one once); passage embeddings are kept across calls.
+        """
+        if self._dense is None:
+            shared = self.config.local.isolated_layers > 0
+            self._dense = DensePrior(
+                BiEncoder(
+                    self.config.backbone.name_or_path,
+                    device=str(self.device_),
+                    precision="fp32",
+                    model=self.local.encoder if shared else None,
+                    tokenizer=self.tokenizer if shared else None,
+                )
+            )
+        return self._dense(enc.query, enc.passages)
 
     # ------------------------------------------------------------------ loading / saving
     @classmethod
@@ -409,12 +437,18 @@ class LoGReranker(nn.Module):
 
         t0 = time.perf_counter()
         scfg = cfg.score
-        logits = routed_logits(enc, l_global, scfg, path)
+        dense = self.dense_prior(enc, path)
+        logits = routed_logits(enc, l_global, scfg, path, dense)
         head = self.passage_head if passage_head is not False else None
         ranking = build_ranking(
             enc, torch.sigmoid(logits), torch.sigmoid(enc.local_logits), z_global, ranker,
             passage_logits(head, enc, logits), scfg if scfg.select_ranking else None,
         )  # fmt: skip
+        if dense is not None:  # the breakdown: cos(e_q, e_p) and the logit it added
+            for p in ranking.passages_ranked:
+                cos = float(dense[p.passage_idx])
+                p.extra["dense_prior"] = cos
+                p.extra["dense_term"] = path.dense_weight * DENSE_SCALE * cos
         ctx_cfg = context or cfg.context
         paper = data.relation_type < PAPER_RELATIONS  # the context reads adjacency + similarity
         ranking.context = build_context(

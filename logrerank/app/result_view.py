@@ -85,7 +85,11 @@ def notes(out: Ranked, session: Session) -> list[str]:
     if out.min_titled > 0 and ranking.info.get("global_stage"):
         lines.append(stage_note(ranking.info, out.min_titled))
     route = ranking.info.get("route") or {}
-    if route.get("lexical_weight") or route.get("global_weight", 1.0) < 1.0:
+    if (
+        route.get("lexical_weight")
+        or route.get("dense_weight")
+        or route.get("global_weight", 1.0) < 1.0
+    ):
         lines.append("Route of this pool (logrerank/ranking/routing.py): " + route["describe"])
     sc = ranking.info.get("score") or {}
     head = route.get("head_weight")  # the pool's own (untitled pools may take another)

@@ -29,6 +29,9 @@ class BiEncoder:
         precision: "auto" (bf16 where supported), "bf16" or "fp32".
         pad_multiple: pad each batch's length up to a multiple of this, at most ``max_length``
             (0 or 1: to its longest text only; padding is masked out of the mean).
+        model: an already loaded encoder to embed with (shared, not copied), e.g. the frozen
+            packaged encoder inside a LoG model; None = load ``model_name_or_path``.
+        tokenizer: its tokenizer (with ``model``); None = load ``model_name_or_path``'s.
     """
 
     def __init__(
@@ -39,10 +42,16 @@ class BiEncoder:
         device: str = "auto",
         precision: str = "auto",
         pad_multiple: int = PAD_MULTIPLE,
+        model: torch.nn.Module | None = None,
+        tokenizer=None,
     ):
         self.device = bb.pick_device(device)
-        self.tokenizer = bb.load_tokenizer(model_name_or_path)
-        self.model = bb.load_encoder(model_name_or_path).to(self.device).eval()
+        self.tokenizer = (
+            tokenizer if tokenizer is not None else bb.load_tokenizer(model_name_or_path)
+        )
+        if model is None:  # a shared model stays in the mode its owner keeps it in
+            model = bb.load_encoder(model_name_or_path).to(self.device).eval()
+        self.model = model
         self.max_length, self.batch_size = max_length, batch_size
         self.dtype = bb.autocast_dtype(self.device, precision)
         self.pad_multiple = max(0, int(pad_multiple))

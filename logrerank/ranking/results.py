@@ -15,6 +15,7 @@ from ..graph.sentence_graph import relation_name
 from ..text.lexical import pool_lexical
 from ..text.segment import Span
 from ..types import GraphEdge, Passage, Ranking, ScoredSentence
+from .dense_prior import DENSE_SCALE
 from .scoring import adjust_logits
 from .selection import apply_selection
 
@@ -95,20 +96,40 @@ def final_scores(
     return torch.sigmoid(final_logits(enc, l_global, score, lexical_weight))
 
 
-def routed_logits(enc: Encoded, l_global: Tensor | None, score: ScoreConfig, route) -> Tensor:
+def routed_logits(
+    enc: Encoded,
+    l_global: Tensor | None,
+    score: ScoreConfig,
+    route,
+    dense: Tensor | None = None,
+) -> Tensor:
     """``[N]`` final sentence logits of a pool under its :class:`~logrerank.ranking.routing.PoolRoute`:
 
-        f = a * final(l_global) + (1 - a) * final(l_local),   a = route.global_weight
+        f = a * final(l_global) + (1 - a) * final(l_local) + v * s * dense[passage_of]
 
     (:func:`final_logits` for each; ``f = final(l_global)`` when ``a = 1`` or the graph stage
-    did not run).
+    did not run), ``a = route.global_weight``, ``v = route.dense_weight`` and ``s`` =
+    :data:`~logrerank.ranking.dense_prior.DENSE_SCALE`.
+
+    Args:
+        dense: ``[P]`` the dense passage prior ``cos(e_q, e_p)``
+            (:class:`~logrerank.ranking.dense_prior.DensePrior`); None = no such term whatever
+            the route says.
     """
     hw = route.head_weight
-    with_graph = final_logits(enc, l_global, score, route.lexical_weight, hw)
+    out = final_logits(enc, l_global, score, route.lexical_weight, hw)
     a = route.global_weight
-    if l_global is None or a >= 1.0:
-        return with_graph
-    return a * with_graph + (1.0 - a) * final_logits(enc, None, score, route.lexical_weight, hw)
+    if l_global is not None and a < 1.0:
+        local = final_logits(enc, None, score, route.lexical_weight, hw)
+        out = a * out + (1.0 - a) * local
+    return out + dense_term(enc, route.dense_weight, dense).to(out.dtype)
+
+
+def dense_term(enc: Encoded, weight: float, dense: Tensor | None) -> Tensor:
+    """``[N]`` ``weight * s * dense[passage_of]`` (zeros when ``weight`` is 0 or ``dense`` None)."""
+    if not weight or dense is None:
+        return torch.zeros(enc.passage_of.numel())
+    return weight * DENSE_SCALE * dense.float()[enc.passage_of]
 
 
 def final_logits(

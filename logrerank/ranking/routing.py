@@ -30,7 +30,10 @@ inference (:meth:`logrerank.pipeline.LoGReranker.rank_encoded`, which records it
 * **paper lexical prior**: paper pools add ``score.paper_lexical_weight`` x passage BM25 to
   both ends of that blend (``score.citance_lexical_weight`` on the citing route), chosen with
   ``a`` by ``logrerank tune-score --paper-route``: on paper titles the multi-passage stage's
-  lexical inputs fire little (docs/method.md, "Paper pools").
+  lexical inputs fire little (docs/method.md, "Paper pools");
+* **dense passage prior**: paper pools also add ``score.paper_dense_weight`` (citing route:
+  ``score.citance_dense_weight``) x 10 x the packaged embedder's cosine of the query to
+  ``title. text`` (:mod:`logrerank.ranking.dense_prior`), chosen with the two above.
 
 Whether shared-term links are built at all is a graph setting (``graph.term_min_titled``,
 :func:`logrerank.graph.links.pool_links`), not a route.
@@ -62,6 +65,7 @@ class PoolRoute:
     citance: bool = False  # the query carries a citation marker (a citing sentence)
     paper: bool = False  # a paper pool (mean title words >= score.paper_title_words > 0)
     head_weight: float | None = None  # w of the head shrinkage (None = score.head_weight)
+    dense_weight: float = 0.0  # v of the dense passage prior (ranking/dense_prior.py; 0 = none)
 
     def describe(self) -> str:
         """One line for people: which stage, why, and whether the lexical prior applies."""
@@ -88,6 +92,8 @@ class PoolRoute:
                 f"; {kind} ({self.title_words:.0f} title words): graph stage weighted "
                 f"{self.global_weight:g}, local only {1 - self.global_weight:g}"
             )
+        if self.dense_weight:
+            lex += f"; dense passage prior v = {self.dense_weight:g}"
         return f"{share}: {stage}{lex}"
 
 
@@ -105,6 +111,15 @@ def paper_lexical_weight_for(
     if not is_paper_pool(score, title_words):
         return 0.0
     return score.citance_lexical_weight if citance else score.paper_lexical_weight
+
+
+def dense_weight_for(score: ScoreConfig, title_words: float, citance: bool = False) -> float:
+    """v of the dense passage prior: in a paper pool (:func:`is_paper_pool`)
+    ``score.citance_dense_weight`` for a citing query on the citing route (:func:`is_citance`),
+    else ``score.paper_dense_weight``; 0 for other pools."""
+    if not is_paper_pool(score, title_words):
+        return 0.0
+    return score.citance_dense_weight if citance else score.paper_dense_weight
 
 
 def head_weight_for(score: ScoreConfig, titled: float) -> float:
@@ -164,4 +179,5 @@ def pool_route(config: LoGConfig, passages, query: str = "") -> PoolRoute:
         citance=citance,
         paper=is_paper_pool(config.score, words),
         head_weight=head_weight_for(config.score, titled),
+        dense_weight=dense_weight_for(config.score, words, citance),
     )

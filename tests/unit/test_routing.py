@@ -428,3 +428,112 @@ def test_untitled_pools_blend_the_graph_stage_with_local_only(routed):
     assert mixed.info["route"]["global_weight"] == 0.25
     with pytest.raises(ConfigError, match="untitled_global_weight"):
         dataclasses.replace(routed.config, score=ScoreConfig(untitled_global_weight=-0.5)).check()
+
+
+def test_dense_prior_adds_v_times_scaled_passage_cosine_to_paper_pools(routed):
+    """score.paper_dense_weight adds v x 10 x cos(e_q, e_p) (e_p: the packaged embedder's
+    "title. text") to every sentence of a paper pool, citance_dense_weight on the citing route;
+    entity-titled pools are unchanged; the passages' breakdown carries the cosine and the term."""
+    from logrerank.models.bi_encoder import BiEncoder
+    from logrerank.ranking.routing import dense_weight_for, pool_route
+
+    score = ScoreConfig(
+        paper_title_words=7.0, paper_global_weight=0.25, paper_dense_weight=0.2,
+        citance_route=True, citance_dense_weight=0.1,
+    )  # fmt: skip
+    assert dense_weight_for(score, 12.0) == 0.2
+    assert dense_weight_for(score, 12.0, citance=True) == 0.1
+    assert dense_weight_for(score, 2.0) == 0.0  # entity titles: not a paper pool
+    assert dense_weight_for(ScoreConfig(paper_dense_weight=0.2), 12.0) == 0.0  # no paper route
+    cfg = LoGConfig(score=score)
+    papers = [Passage(p["text"], p["title"]) for p in PAPERS]
+    question, citing = "Does aspirin lower cancer risk?", "Aspirin was given as in [12]."
+    assert pool_route(cfg, papers, question).dense_weight == 0.2
+    assert pool_route(cfg, papers, citing).dense_weight == 0.1
+    assert pool_route(cfg, [Passage(p["text"], p["title"]) for p in TITLED]).dense_weight == 0.0
+    assert "dense passage prior v = 0.2" in pool_route(cfg, papers, question).describe()
+
+    def logits(r):
+        ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
+        return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64))
+
+    old = dataclasses.replace(routed.config.score)
+    routed.config.score.paper_title_words, routed.config.score.paper_global_weight = 7.0, 0.25
+    try:
+        base = logits(routed.rerank(question, PAPERS))
+        routed.config.score.paper_dense_weight = 0.2
+        with_prior = routed.rerank(question, PAPERS)
+        entity = logits(routed.rerank(QUERY, TITLED))
+        routed.config.score.paper_dense_weight = 0.0
+        entity_off = logits(routed.rerank(QUERY, TITLED))
+    finally:
+        routed.config.score = old
+    # the expected cosine from a separately loaded bi-encoder on the model's backbone (the tiny
+    # model is fully joint, so its prior loads the backbone; isolated models share theirs)
+    be = BiEncoder(routed.config.backbone.name_or_path, precision="fp32")
+    e = be.embed([question] + [f"{p['title']}. {p['text']}" for p in PAPERS]).double()
+    cos = e[1:] @ e[0]
+    passage_of = torch.tensor(
+        [
+            s.passage_idx
+            for s in sorted(with_prior.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
+        ]
+    )
+    expected = base + 0.2 * 10.0 * cos[passage_of]
+    assert logits(with_prior).tolist() == pytest.approx(expected.tolist(), abs=1e-3)
+    assert with_prior.info["route"]["dense_weight"] == 0.2
+    for p in with_prior.passages_ranked:
+        assert p.extra["dense_prior"] == pytest.approx(float(cos[p.passage_idx]), abs=1e-4)
+        assert p.extra["dense_term"] == pytest.approx(2.0 * p.extra["dense_prior"])
+    assert entity.tolist() == pytest.approx(entity_off.tolist(), abs=1e-9)
+    with pytest.raises(ConfigError, match="paper_dense_weight"):
+        dataclasses.replace(routed.config, score=ScoreConfig(paper_dense_weight=-0.1)).check()
+
+
+def test_dense_prior_embeds_each_passage_once_and_forgets_the_oldest():
+    """DensePrior: cos(e_q, e_p) per passage; a passage's embedding is computed once and kept
+    (least recently used dropped beyond max_passages); the query is embedded on every call."""
+    from logrerank.ranking.dense_prior import DensePrior, passage_text
+
+    class Fake:
+        def __init__(self):
+            self.seen: list[str] = []
+
+        def embed(self, texts):
+            self.seen += texts
+            rows = [[float(len(t)), 1.0] for t in texts]  # hand-checkable vectors
+            return torch.nn.functional.normalize(torch.tensor(rows), dim=-1)
+
+    fake = Fake()
+    prior = DensePrior(fake, max_passages=2)
+    a, b, c = Passage("xy", "T"), Passage("abc"), Passage("z", "Title")
+    assert passage_text(a) == "T. xy" and passage_text(b) == "abc"
+    out = prior("q", [a, b])  # "q" -> (1, 1); "T. xy" -> (5, 1); "abc" -> (3, 1), normalised
+    q = torch.tensor([1.0, 1.0]) / 2**0.5
+    assert out.tolist() == pytest.approx(
+        [
+            float(torch.tensor([5.0, 1.0]) @ q) / 26**0.5,
+            float(torch.tensor([3.0, 1.0]) @ q) / 10**0.5,
+        ]
+    )
+    prior("q", [b, a])  # both held: only the query is embedded
+    assert fake.seen == ["q", "T. xy", "abc", "q"]
+    prior("q", [c])  # a third passage: the least recently used ("abc") goes
+    assert list(prior.store) == ["T. xy", "Title. z"]
+    assert prior("q", []).numel() == 0
+
+
+def test_isolated_model_embeds_passages_with_its_frozen_packaged_encoder(
+    save_isolated_checkpoint, tmp_path
+):
+    """In isolated mode the dense prior shares the frozen encoder of the sentence prior (no
+    second copy), and its cosines equal a bi-encoder loaded from the same backbone."""
+    from logrerank.models.bi_encoder import BiEncoder
+
+    model = LoGReranker.from_pretrained(str(save_isolated_checkpoint(tmp_path)))
+    enc = model.encode("Does aspirin lower cancer risk?", PAPERS)
+    cos = model.passage_cosines(enc)
+    assert model._dense.embedder.model is model.local.encoder
+    be = BiEncoder(model.config.backbone.name_or_path, precision="fp32")
+    e = be.embed([enc.query] + [f"{p['title']}. {p['text']}" for p in PAPERS])
+    assert cos.tolist() == pytest.approx((e[1:] @ e[0]).tolist(), abs=1e-5)
