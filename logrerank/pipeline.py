@@ -436,8 +436,12 @@ class LoGReranker(nn.Module):
         timings["global"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
+        dense = self.dense_prior(enc, path)  # paper pools: embeds passages it has not seen
+        if dense is not None:
+            timings["dense_prior"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
         scfg = cfg.score
-        dense = self.dense_prior(enc, path)
         logits = routed_logits(enc, l_global, scfg, path, dense)
         head = self.passage_head if passage_head is not False else None
         ranking = build_ranking(
