@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import nn
 
 from . import log_checkpoint as ckpt
 from .config import ContextConfig, GraphConfig, LoGConfig
@@ -36,9 +36,8 @@ from .local.scorer import LocalScorer
 from .local.segment_cache import SegmentCache
 from .local.tokenize import tokenize
 from .local.units import scoring_units
-from .models.bi_encoder import BiEncoder
 from .ranking.context import build_context
-from .ranking.dense_prior import DENSE_SCALE, DensePrior
+from .ranking.dense_prior import annotate_passages, route_prior
 from .ranking.passage_head import PassageHead
 from .ranking.results import (
     Encoded,
@@ -49,7 +48,7 @@ from .ranking.results import (
     routed_logits,
     unscored_sentences,
 )
-from .ranking.routing import PoolRoute, pool_route
+from .ranking.routing import pool_route
 from .ranking.selection import selected_sentences, selection_active
 from .runtime.local_runtime import sync_local_runtime
 from .types import InputError, Ranking
@@ -79,17 +78,15 @@ class LoGReranker(nn.Module):
     """Input limits applied by :meth:`encode` (assign ``model.limits = Limits(...)`` to change)."""
 
     trim_memory: bool = True
-    """Call ``malloc_trim`` at the end of each :meth:`encode`, and after a transformer batch
-    whenever the call has grown more than :attr:`trim_budget_mb` (:mod:`logrerank.local.memory`):
-    keeps a long-running process's resident memory flat and one call's peak bounded however
-    many passages it gets (no-op off glibc)."""
+    """``malloc_trim`` after each :meth:`encode` and after a batch once the call grew more than
+    :attr:`trim_budget_mb` (:mod:`logrerank.local.memory`): flat resident memory in a long-running
+    process, a bounded peak per call (no-op off glibc)."""
 
     bf16_weights: bool = False
-    """Under bf16 autocast, run inference on a copy of the local scorer whose ``nn.Linear``
-    weights are cast to bf16 once (autocast re-casts every fp32 weight on every batch).
-    Bit-identical logits (autocast rounds the same way; tested). The copy is rebuilt whenever a
-    parameter of :attr:`local` changes (training, ``load_state_dict``, quantisation). Off by
-    default: on the speed benchmark it saved little time for more peak memory (bench/README.md)."""
+    """Under bf16 autocast, infer with a copy of the local scorer whose ``nn.Linear`` weights are
+    cast to bf16 once (autocast re-casts them every batch); bit-identical logits (tested), rebuilt
+    when a parameter of :attr:`local` changes. Off by default: little time saved for more peak
+    memory (bench/README.md)."""
 
     trim_budget_mb: float = TRIM_BUDGET_MB
     """Growth of the resident memory within one :meth:`encode` above which the heap is trimmed
@@ -140,34 +137,8 @@ class LoGReranker(nn.Module):
         self.device_ = bb.pick_device(self.config.device)
         self.autocast_dtype = bb.autocast_dtype(self.device_, self.config.precision)
         self.caches = LocalCaches()  # derived state kept between calls; not saved
-        self._dense: DensePrior | None = None  # the dense passage prior's embedder, built lazily
         self.to(self.device_)
         self.eval()
-
-    def dense_prior(self, enc: Encoded, route: PoolRoute) -> Tensor | None:
-        """``[P]`` the dense passage prior of a pool whose route weights it
-        (``route.dense_weight > 0``: :meth:`passage_cosines`), else None."""
-        return self.passage_cosines(enc) if route.dense_weight else None
-
-    def passage_cosines(self, enc: Encoded) -> Tensor:
-        """``[P]`` ``cos(e_q, e_p)``, the packaged embedder's cosine of the query to each
-        passage's ``title. text`` (:mod:`logrerank.ranking.dense_prior`).
-
-        The embedder is the frozen packaged encoder of the sentence prior (isolated mode; a
-        fully joint model loads the packaged one once); passage embeddings are kept across calls.
-        """
-        if self._dense is None:
-            shared = self.config.local.isolated_layers > 0
-            self._dense = DensePrior(
-                BiEncoder(
-                    self.config.backbone.name_or_path,
-                    device=str(self.device_),
-                    precision="fp32",
-                    model=self.local.encoder if shared else None,
-                    tokenizer=self.tokenizer if shared else None,
-                )
-            )
-        return self._dense(enc.query, enc.passages)
 
     # ------------------------------------------------------------------ loading / saving
     @classmethod
@@ -397,7 +368,8 @@ class LoGReranker(nn.Module):
         lexical: bool = True,
         passage_head: bool | None = None,
     ) -> Ranking:
-        """Graph, GAT and context stages over a cached :class:`Encoded` (no transformer pass).
+        """Graph, GAT and context stages over a cached :class:`Encoded` (no pass over the query's
+        windows; a paper pool's dense prior embeds only passages not seen before).
 
         Args:
             enc: output of :meth:`encode`.
@@ -413,12 +385,9 @@ class LoGReranker(nn.Module):
         """
         cfg = self.config
         path = pool_route(cfg, enc.passages, enc.query)  # every routing decision (routing.py)
-        stage = path.stage
-        gcfg, stage_cfg = stage_graph(cfg, stage, graph)
-        if cross_passage is not None:
-            gcfg.cross_passage = cross_passage
-        if typed is not None:
-            gcfg.typed = typed
+        gcfg, stage_cfg = stage_graph(cfg, path.stage, graph)
+        gcfg.cross_passage = gcfg.cross_passage if cross_passage is None else cross_passage
+        gcfg.typed = gcfg.typed if typed is None else typed
         if links is False:
             gcfg.mentions = gcfg.shared_terms = False
         use_global = cfg.use_global if use_global is None else use_global
@@ -431,15 +400,12 @@ class LoGReranker(nn.Module):
         t0 = time.perf_counter()
         z_global, l_global, attention = None, None, None
         if use_global:
-            gm = self.global_single if stage == SINGLE else self.global_model
+            gm = self.global_single if path.stage == SINGLE else self.global_model
             z_global, l_global, attention = global_scores(gm, enc, data, lex, self.device_)
         timings["global"] = time.perf_counter() - t0
 
-        t0 = time.perf_counter()
-        dense = self.dense_prior(enc, path)  # paper pools: embeds passages it has not seen
-        if dense is not None:
-            timings["dense_prior"] = time.perf_counter() - t0
-
+        t0 = time.perf_counter()  # the dense prior: a paper pool embeds passages not seen before
+        dense, timings["dense_prior"] = route_prior(self, enc, path), time.perf_counter() - t0
         t0 = time.perf_counter()
         scfg = cfg.score
         logits = routed_logits(enc, l_global, scfg, path, dense)
@@ -448,11 +414,7 @@ class LoGReranker(nn.Module):
             enc, torch.sigmoid(logits), torch.sigmoid(enc.local_logits), z_global, ranker,
             passage_logits(head, enc, logits), scfg if scfg.select_ranking else None,
         )  # fmt: skip
-        if dense is not None:  # the breakdown: cos(e_q, e_p) and the logit it added
-            for p in ranking.passages_ranked:
-                cos = float(dense[p.passage_idx])
-                p.extra["dense_prior"] = cos
-                p.extra["dense_term"] = path.dense_weight * DENSE_SCALE * cos
+        annotate_passages(ranking, dense, path.dense_weight)
         ctx_cfg = context or cfg.context
         paper = data.relation_type < PAPER_RELATIONS  # the context reads adjacency + similarity
         ranking.context = build_context(

@@ -16,7 +16,7 @@ training pools by ``logrerank tune-score --paper-route``).
 
 The embeddings come from the frozen packaged encoder that LoG's sentence prior already runs
 (shared, not copied). They depend on the passage alone, so :class:`DensePrior` keeps them across
-calls; only the query is embedded per call.
+calls (in the model's ``caches.dense``); only the query is embedded per call.
 """
 
 from __future__ import annotations
@@ -73,3 +73,46 @@ class DensePrior:
             return torch.zeros(0)
         q = self.embedder.embed([query])[0]
         return (self.passage_embeddings(passages) @ q).float()
+
+
+def model_prior(model: Any) -> DensePrior:
+    """The :class:`DensePrior` of a :class:`~logrerank.pipeline.LoGReranker`: in isolated mode it
+    embeds with the model's frozen packaged encoder (the sentence prior's, shared), else it loads
+    the packaged backbone once; fp32 on the model's device."""
+    from ..models.bi_encoder import BiEncoder
+
+    shared = model.config.local.isolated_layers > 0
+    return DensePrior(
+        BiEncoder(
+            model.config.backbone.name_or_path,
+            device=str(model.device_),
+            precision="fp32",
+            model=model.local.encoder if shared else None,
+            tokenizer=model.tokenizer if shared else None,
+        )
+    )
+
+
+def passage_cosines(model: Any, enc: Any) -> Tensor:
+    """``[P]`` ``cos(e_q, e_p)`` of an encoded pool's query to each of its passages, with the
+    model's :class:`DensePrior` (built once, kept in ``model.caches.dense``)."""
+    if model.caches.dense is None:
+        model.caches.dense = model_prior(model)
+    return model.caches.dense(enc.query, enc.passages)
+
+
+def route_prior(model: Any, enc: Any, route: Any) -> Tensor | None:
+    """The dense prior of a pool whose :class:`~logrerank.ranking.routing.PoolRoute` weights it
+    (``route.dense_weight > 0``: :func:`passage_cosines`), else None."""
+    return passage_cosines(model, enc) if route.dense_weight else None
+
+
+def annotate_passages(ranking: Any, dense: Tensor | None, weight: float) -> None:
+    """Record each ranked passage's ``dense_prior`` (the cosine) and ``dense_term`` (``weight * s
+    * cosine``, the logit it added) in its ``extra`` (no-op without a prior)."""
+    if dense is None:
+        return
+    for p in ranking.passages_ranked:
+        cos = float(dense[p.passage_idx])
+        p.extra["dense_prior"] = cos
+        p.extra["dense_term"] = weight * DENSE_SCALE * cos

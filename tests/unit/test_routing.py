@@ -529,11 +529,12 @@ def test_isolated_model_embeds_passages_with_its_frozen_packaged_encoder(
     """In isolated mode the dense prior shares the frozen encoder of the sentence prior (no
     second copy), and its cosines equal a bi-encoder loaded from the same backbone."""
     from logrerank.models.bi_encoder import BiEncoder
+    from logrerank.ranking.dense_prior import passage_cosines
 
     model = LoGReranker.from_pretrained(str(save_isolated_checkpoint(tmp_path)))
     enc = model.encode("Does aspirin lower cancer risk?", PAPERS)
-    cos = model.passage_cosines(enc)
-    assert model._dense.embedder.model is model.local.encoder
+    cos = passage_cosines(model, enc)
+    assert model.caches.dense.embedder.model is model.local.encoder
     be = BiEncoder(model.config.backbone.name_or_path, precision="fp32")
     e = be.embed([enc.query] + [f"{p['title']}. {p['text']}" for p in PAPERS])
     assert cos.tolist() == pytest.approx((e[1:] @ e[0]).tolist(), abs=1e-5)

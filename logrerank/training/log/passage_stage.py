@@ -31,6 +31,7 @@ from ...config import PassageConfig
 from ...evaluation.metrics import ndcg_at_k
 from ...graph.inputs import SINGLE, global_scores, graph_inputs, stage_graph
 from ...jsonconfig import ConfigError, JsonConfig
+from ...ranking.dense_prior import route_prior
 from ...ranking.losses import softmax_pool_loss
 from ...ranking.passage_head import PassageHead, passage_features
 from ...ranking.results import routed_logits
@@ -92,7 +93,7 @@ def sentence_logits(model, enc, use_global: bool) -> torch.Tensor:
     cfg = model.config
     path = pool_route(cfg, enc.passages, enc.query)
     l_global = stage_logits(model, enc, path.stage) if use_global else None
-    return routed_logits(enc, l_global, cfg.score, path, model.dense_prior(enc, path)).float()
+    return routed_logits(enc, l_global, cfg.score, path, route_prior(model, enc, path)).float()
 
 
 def stage_logits(model, enc, stage: str) -> torch.Tensor:

@@ -35,6 +35,7 @@ from pathlib import Path
 import torch
 
 from ...evaluation.metrics import ndcg_at_k
+from ...ranking.dense_prior import passage_cosines
 from ...ranking.results import dense_term, final_logits, passage_logits
 from ...ranking.routing import lexical_weight_for, mean_title_words, pool_route
 from ...text.citations import has_citation_marker
@@ -102,7 +103,7 @@ def paper_pool_logits(model, exs, encs):
         l_global = stage_logits(model, enc, route.stage)
         graph = final_logits(enc, l_global, cfg.score, lex, route.head_weight).float()
         local = final_logits(enc, None, cfg.score, lex, route.head_weight).float()
-        yield ex, enc, graph, local, model.passage_cosines(enc)
+        yield ex, enc, graph, local, passage_cosines(model, enc)
 
 
 def cell(a: float, w: float, v: float = 0.0) -> str:
