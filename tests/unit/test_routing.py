@@ -271,6 +271,14 @@ PAPERS = [
      "text": "Low-dose aspirin was not linked to cancer incidence. Adherence was high."},
 ]  # fmt: skip
 
+PAPER_QUESTION, PAPER_CITING = "Does aspirin lower cancer risk?", "Aspirin was given as in [12]."
+
+
+def logits(r):
+    """A ranking's final logits in (passage, sentence) order (float64)."""
+    ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
+    return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64))
+
 
 def test_paper_pools_blend_the_graph_stage_with_local_only(routed):
     """Long (paper) titles route a pool to a * graph + (1 - a) * local final logits; entity titles
@@ -290,11 +298,7 @@ def test_paper_pools_blend_the_graph_stage_with_local_only(routed):
     assert pool_route(cfg, entities).global_weight == 1.0
     assert "graph stage weighted 0.25" in pool_route(cfg, papers).describe()
 
-    query = "Does aspirin lower cancer risk?"
-
-    def logits(r):
-        ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
-        return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64))
+    query = PAPER_QUESTION
 
     graph = logits(routed.rerank(query, PAPERS))
     local = logits(routed.rerank(query, PAPERS, use_global=False))
@@ -328,15 +332,11 @@ def test_paper_lexical_prior_applies_to_paper_pools_by_query_kind(routed):
     assert paper_lexical_weight_for(ScoreConfig(paper_lexical_weight=0.5), 12.0) == 0.0  # off
     cfg = LoGConfig(score=score)
     papers = [Passage(p["text"], p["title"]) for p in PAPERS]
-    question, citing = "Does aspirin lower cancer risk?", "Aspirin was given as in [12]."
+    question, citing = PAPER_QUESTION, PAPER_CITING
     assert pool_route(cfg, papers, question).lexical_weight == 0.5
     assert pool_route(cfg, papers, citing).lexical_weight == 0.25
     assert pool_route(cfg, [Passage(p["text"], p["title"]) for p in TITLED]).lexical_weight == 0.0
     assert "lexical prior w = 0.5" in pool_route(cfg, papers, question).describe()
-
-    def logits(r):
-        ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
-        return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64))
 
     old = dataclasses.replace(routed.config.score)
     routed.config.score.paper_title_words, routed.config.score.paper_global_weight = 7.0, 0.25
@@ -395,10 +395,6 @@ def test_untitled_pools_blend_the_graph_stage_with_local_only(routed):
     pools (a = 0: local only), and leaves titled pools to the graph alone."""
     from logrerank.ranking.routing import global_weight_for, pool_route
 
-    def logits(r):
-        ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
-        return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64))
-
     score = ScoreConfig(untitled_global_weight=0.25)
     assert global_weight_for(score, 0.0, titled=0.0) == 0.25
     assert global_weight_for(score, 2.0, titled=1.0) == 1.0
@@ -447,15 +443,11 @@ def test_dense_prior_adds_v_times_scaled_passage_cosine_to_paper_pools(routed):
     assert dense_weight_for(ScoreConfig(paper_dense_weight=0.2), 12.0) == 0.0  # no paper route
     cfg = LoGConfig(score=score)
     papers = [Passage(p["text"], p["title"]) for p in PAPERS]
-    question, citing = "Does aspirin lower cancer risk?", "Aspirin was given as in [12]."
+    question, citing = PAPER_QUESTION, PAPER_CITING
     assert pool_route(cfg, papers, question).dense_weight == 0.2
     assert pool_route(cfg, papers, citing).dense_weight == 0.1
     assert pool_route(cfg, [Passage(p["text"], p["title"]) for p in TITLED]).dense_weight == 0.0
     assert "dense passage prior v = 0.2" in pool_route(cfg, papers, question).describe()
-
-    def logits(r):
-        ss = sorted(r.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
-        return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64))
 
     old = dataclasses.replace(routed.config.score)
     routed.config.score.paper_title_words, routed.config.score.paper_global_weight = 7.0, 0.25
