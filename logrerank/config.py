@@ -215,6 +215,11 @@ class ScoreConfig(JsonConfig):
     # paper route by `logrerank tune-score --paper-route`; the citing route has its own. 0 = off
     paper_dense_weight: float = 0.0
     citance_dense_weight: float = 0.0
+    # Titled-sentence prior of paper pools (same module): u in f_j += u * 10 * cos(e_q, e_{t. s_j}),
+    # e_{t. s_j} the packaged embedder's reading of "title. sentence" (each sentence with its
+    # paper's title). Chosen with the three above; the citing route has its own. 0 = off
+    paper_sentence_weight: float = 0.0
+    citance_sentence_weight: float = 0.0
     # Sentence selection (logrerank/ranking/selection.py; not in the paper): the head of the sentence
     # order is picked greedily with gain z * select_decay ** e - select_margin * e -
     # select_redundancy * (largest cosine of its vector to a picked one), e = sentences of its
@@ -343,6 +348,11 @@ class LoGConfig(JsonConfig):
             raise ConfigError(
                 "score.paper_lexical_weight and score.citance_lexical_weight must be >= 0, got "
                 f"{sc.paper_lexical_weight} and {sc.citance_lexical_weight}"
+            )
+        if not (sc.paper_sentence_weight >= 0.0 and sc.citance_sentence_weight >= 0.0):
+            raise ConfigError(
+                "score.paper_sentence_weight and score.citance_sentence_weight must be >= 0, "
+                f"got {sc.paper_sentence_weight} and {sc.citance_sentence_weight}"
             )
         if not (sc.paper_dense_weight >= 0.0 and sc.citance_dense_weight >= 0.0):
             raise ConfigError(

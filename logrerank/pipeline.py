@@ -37,7 +37,7 @@ from .local.segment_cache import SegmentCache
 from .local.tokenize import tokenize
 from .local.units import scoring_units
 from .ranking.context import build_context
-from .ranking.dense_prior import annotate_passages, route_prior
+from .ranking.dense_prior import annotate, route_prior
 from .ranking.passage_head import PassageHead
 from .ranking.results import (
     Encoded,
@@ -404,17 +404,17 @@ class LoGReranker(nn.Module):
             z_global, l_global, attention = global_scores(gm, enc, data, lex, self.device_)
         timings["global"] = time.perf_counter() - t0
 
-        t0 = time.perf_counter()  # the dense prior: a paper pool embeds passages not seen before
-        dense, timings["dense_prior"] = route_prior(self, enc, path), time.perf_counter() - t0
+        t0 = time.perf_counter()  # dense priors: a paper pool embeds texts not seen before
+        priors, timings["dense_prior"] = route_prior(self, enc, path), time.perf_counter() - t0
         t0 = time.perf_counter()
         scfg = cfg.score
-        logits = routed_logits(enc, l_global, scfg, path, dense)
+        logits = routed_logits(enc, l_global, scfg, path, *priors)
         head = self.passage_head if passage_head is not False else None
         ranking = build_ranking(
             enc, torch.sigmoid(logits), torch.sigmoid(enc.local_logits), z_global, ranker,
             passage_logits(head, enc, logits), scfg if scfg.select_ranking else None,
         )  # fmt: skip
-        annotate_passages(ranking, dense, path.dense_weight)
+        annotate(ranking, priors, path)
         ctx_cfg = context or cfg.context
         paper = data.relation_type < PAPER_RELATIONS  # the context reads adjacency + similarity
         ranking.context = build_context(

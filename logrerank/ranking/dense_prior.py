@@ -1,28 +1,30 @@
-"""The dense passage prior of paper pools: the packaged embedder's reading of a whole passage.
+"""The dense priors of paper pools: the packaged embedder's reading of passages and titled sentences.
 
 LoG reads sentences, and a sentence is read without its passage's title. In a pool of paper
 passages both carry evidence the sentences miss: the zero-shot bi-encoder on ``title. text``
-ranks the passages of scientific questions well where the best single sentence does not
-(docs/method.md, "Paper pools: the dense passage prior"). A paper pool therefore adds
+ranks the passages of scientific questions well where the best single sentence does not, and
+on ``title. sentence`` better still on Evidence Inference pools (docs/method.md, "Paper pools:
+the dense priors"). A paper pool therefore adds
 
-    f_ij += v * s * cos(e_q, e_{p_i})
+    f_ij += v * s * cos(e_q, e_{p_i}) + u * s * cos(e_q, e_{t_i. s_ij})
 
 to the final logit of every sentence j of passage i, where ``e`` is the packaged
 all-MiniLM-L6-v2 embedding (mean pooling, L2 norm; :class:`logrerank.models.bi_encoder.BiEncoder`)
-of the query and of ``title + ". " + text`` (the first 256 word pieces), ``s`` =
-:data:`DENSE_SCALE` (the initial scale of the sentence prior, ``local.prior_scale``) and ``v``
-the route's ``dense_weight`` (``score.paper_dense_weight`` / ``citance_dense_weight``, chosen on
-training pools by ``logrerank tune-score --paper-route``).
+of the query, of ``title + ". " + text`` (the first 256 word pieces) and of ``title + ". " +
+sentence``, ``s`` = :data:`DENSE_SCALE` (the initial scale of the sentence prior,
+``local.prior_scale``), ``v`` the route's ``dense_weight`` (the *dense passage prior*) and ``u``
+its ``sentence_weight`` (the *titled-sentence prior*), both chosen on training pools by
+``logrerank tune-score --paper-route`` (``score.paper_*`` / ``score.citance_*``).
 
 The embeddings come from the frozen packaged encoder that LoG's sentence prior already runs
-(shared, not copied). They depend on the passage alone, so :class:`DensePrior` keeps them across
+(shared, not copied). They depend on the text alone, so :class:`DensePrior` keeps them across
 calls (in the model's ``caches.dense``); only the query is embedded per call.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
@@ -38,23 +40,44 @@ def passage_text(passage: Any) -> str:
     return f"{title}. {passage.text}" if title else passage.text
 
 
+def sentence_text(passage: Any, sentence: str) -> str:
+    """What the embedder reads for a sentence: ``title + ". " + sentence`` (the sentence alone
+    without a title)."""
+    title = (getattr(passage, "title", "") or "").strip()
+    return f"{title}. {sentence}" if title else sentence
+
+
+class Priors(NamedTuple):
+    """The dense priors of one pool (None where the route does not weight them)."""
+
+    passage: Tensor | None  # [P] cos(e_q, e_p), the dense passage prior
+    sentence: Tensor | None  # [N] cos(e_q, e_{title. sentence}), the titled-sentence prior
+
+
+NO_PRIORS = Priors(None, None)
+
+
 class DensePrior:
-    """Cosine of the query to each passage's embedding, passage embeddings cached across calls.
+    """Cosine of the query to text embeddings (passages, titled sentences), cached across calls.
 
     Args:
         embedder: a :class:`~logrerank.models.bi_encoder.BiEncoder` (anything with
             ``embed(texts) -> [n, d]`` unit-norm rows).
-        max_passages: passage embeddings kept (least recently used dropped first).
+        max_passages: text embeddings kept (least recently used dropped first).
     """
 
-    def __init__(self, embedder: Any, max_passages: int = 20000):
+    def __init__(self, embedder: Any, max_passages: int = 50000):
         self.embedder = embedder
         self.max_passages = max_passages
         self.store: OrderedDict[str, Tensor] = OrderedDict()
+        self._query: tuple[str, Tensor] | None = None  # the last query and its embedding
 
     def passage_embeddings(self, passages: list[Any]) -> Tensor:
         """``[P, d]`` embeddings of the passages' :func:`passage_text`, from the store when held."""
-        texts = [passage_text(p) for p in passages]
+        return self.embeddings([passage_text(p) for p in passages])
+
+    def embeddings(self, texts: list[str]) -> Tensor:
+        """``[n, d]`` embeddings of ``texts``, from the store when held."""
         missing = list(dict.fromkeys(t for t in texts if t not in self.store))
         if missing:
             for t, e in zip(missing, self.embedder.embed(missing)):
@@ -67,12 +90,24 @@ class DensePrior:
             self.store.popitem(last=False)
         return torch.stack(rows) if rows else torch.zeros(0, 0)
 
+    def query_embedding(self, query: str) -> Tensor:
+        """``[d]`` the query's embedding (the last one is kept: both priors of a pool share it)."""
+        if self._query is None or self._query[0] != query:
+            self._query = (query, self.embedder.embed([query])[0])
+        return self._query[1]
+
     def __call__(self, query: str, passages: list[Any]) -> Tensor:
         """``[P]`` ``cos(e_q, e_p)`` for each passage (float32)."""
         if not passages:
             return torch.zeros(0)
-        q = self.embedder.embed([query])[0]
-        return (self.passage_embeddings(passages) @ q).float()
+        return (self.passage_embeddings(passages) @ self.query_embedding(query)).float()
+
+    def sentences(self, query: str, passages: list[Any], sentences: list[Any]) -> Tensor:
+        """``[N]`` ``cos(e_q, e_{title. s})`` for each sentence (``.passage_idx``, ``.text``)."""
+        if not sentences:
+            return torch.zeros(0)
+        texts = [sentence_text(passages[s.passage_idx], s.text) for s in sentences]
+        return (self.embeddings(texts) @ self.query_embedding(query)).float()
 
 
 def model_prior(model: Any) -> DensePrior:
@@ -87,32 +122,50 @@ def model_prior(model: Any) -> DensePrior:
             model.config.backbone.name_or_path,
             device=str(model.device_),
             precision="fp32",
+            batch_size=32,
             model=model.local.encoder if shared else None,
             tokenizer=model.tokenizer if shared else None,
         )
     )
 
 
-def passage_cosines(model: Any, enc: Any) -> Tensor:
-    """``[P]`` ``cos(e_q, e_p)`` of an encoded pool's query to each of its passages, with the
-    model's :class:`DensePrior` (built once, kept in ``model.caches.dense``)."""
+def _prior(model: Any) -> DensePrior:
+    """The model's :class:`DensePrior`, built once and kept in ``model.caches.dense``."""
     if model.caches.dense is None:
         model.caches.dense = model_prior(model)
-    return model.caches.dense(enc.query, enc.passages)
+    return model.caches.dense
 
 
-def route_prior(model: Any, enc: Any, route: Any) -> Tensor | None:
-    """The dense prior of a pool whose :class:`~logrerank.ranking.routing.PoolRoute` weights it
-    (``route.dense_weight > 0``: :func:`passage_cosines`), else None."""
-    return passage_cosines(model, enc) if route.dense_weight else None
+def passage_cosines(model: Any, enc: Any) -> Tensor:
+    """``[P]`` ``cos(e_q, e_p)`` of an encoded pool's query to each of its passages."""
+    return _prior(model)(enc.query, enc.passages)
 
 
-def annotate_passages(ranking: Any, dense: Tensor | None, weight: float) -> None:
-    """Record each ranked passage's ``dense_prior`` (the cosine) and ``dense_term`` (``weight * s
-    * cosine``, the logit it added) in its ``extra`` (no-op without a prior)."""
-    if dense is None:
-        return
-    for p in ranking.passages_ranked:
-        cos = float(dense[p.passage_idx])
-        p.extra["dense_prior"] = cos
-        p.extra["dense_term"] = weight * DENSE_SCALE * cos
+def sentence_cosines(model: Any, enc: Any) -> Tensor:
+    """``[N]`` ``cos(e_q, e_{title. s})`` of an encoded pool's query to each titled sentence."""
+    return _prior(model).sentences(enc.query, enc.passages, enc.sentences)
+
+
+def route_prior(model: Any, enc: Any, route: Any) -> Priors:
+    """The dense priors a pool's :class:`~logrerank.ranking.routing.PoolRoute` weights
+    (``route.dense_weight`` / ``route.sentence_weight`` > 0), each None where it does not."""
+    return Priors(
+        passage_cosines(model, enc) if route.dense_weight else None,
+        sentence_cosines(model, enc) if route.sentence_weight else None,
+    )
+
+
+def annotate(ranking: Any, priors: Priors, route: Any) -> None:
+    """Record each ranked passage's ``dense_prior`` (the cosine) and ``dense_term`` (``v * s *
+    cosine``, the logit it added), and each sentence's ``title_sentence_prior`` /
+    ``title_sentence_term`` (``u * s * cosine``), in their ``extra`` (where the prior ran)."""
+    if priors.passage is not None:
+        for p in ranking.passages_ranked:
+            cos = float(priors.passage[p.passage_idx])
+            p.extra["dense_prior"] = cos
+            p.extra["dense_term"] = route.dense_weight * DENSE_SCALE * cos
+    if priors.sentence is not None:
+        for s in ranking.sentences:
+            cos = float(priors.sentence[s.node])
+            s.extra["title_sentence_prior"] = cos
+            s.extra["title_sentence_term"] = route.sentence_weight * DENSE_SCALE * cos

@@ -102,19 +102,23 @@ def routed_logits(
     score: ScoreConfig,
     route,
     dense: Tensor | None = None,
+    titled: Tensor | None = None,
 ) -> Tensor:
     """``[N]`` final sentence logits of a pool under its :class:`~logrerank.ranking.routing.PoolRoute`:
 
         f = a * final(l_global) + (1 - a) * final(l_local) + v * s * dense[passage_of]
+            + u * s * titled
 
     (:func:`final_logits` for each; ``f = final(l_global)`` when ``a = 1`` or the graph stage
-    did not run), ``a = route.global_weight``, ``v = route.dense_weight`` and ``s`` =
-    :data:`~logrerank.ranking.dense_prior.DENSE_SCALE`.
+    did not run), ``a = route.global_weight``, ``v = route.dense_weight``, ``u =
+    route.sentence_weight`` and ``s`` = :data:`~logrerank.ranking.dense_prior.DENSE_SCALE`.
 
     Args:
         dense: ``[P]`` the dense passage prior ``cos(e_q, e_p)``
             (:class:`~logrerank.ranking.dense_prior.DensePrior`); None = no such term whatever
             the route says.
+        titled: ``[N]`` the titled-sentence prior ``cos(e_q, e_{title. s})``; None = no such
+            term.
     """
     hw = route.head_weight
     out = final_logits(enc, l_global, score, route.lexical_weight, hw)
@@ -122,7 +126,10 @@ def routed_logits(
     if l_global is not None and a < 1.0:
         local = final_logits(enc, None, score, route.lexical_weight, hw)
         out = a * out + (1.0 - a) * local
-    return out + dense_term(enc, route.dense_weight, dense).to(out.dtype)
+    out = out + dense_term(enc, route.dense_weight, dense).to(out.dtype)
+    if titled is not None and route.sentence_weight:
+        out = out + (route.sentence_weight * DENSE_SCALE * titled.float()).to(out.dtype)
+    return out
 
 
 def dense_term(enc: Encoded, weight: float, dense: Tensor | None) -> Tensor:

@@ -34,6 +34,8 @@ inference (:meth:`logrerank.pipeline.LoGReranker.rank_encoded`, which records it
 * **dense passage prior**: paper pools also add ``score.paper_dense_weight`` (citing route:
   ``score.citance_dense_weight``) x 10 x the packaged embedder's cosine of the query to
   ``title. text`` (:mod:`logrerank.ranking.dense_prior`), chosen with the two above.
+* **titled-sentence prior**: and ``score.paper_sentence_weight`` (``score.citance_sentence_weight``)
+  x 10 x its cosine to each ``title. sentence`` (same module), chosen with the three above.
 
 Whether shared-term links are built at all is a graph setting (``graph.term_min_titled``,
 :func:`logrerank.graph.links.pool_links`), not a route.
@@ -66,6 +68,7 @@ class PoolRoute:
     paper: bool = False  # a paper pool (mean title words >= score.paper_title_words > 0)
     head_weight: float | None = None  # w of the head shrinkage (None = score.head_weight)
     dense_weight: float = 0.0  # v of the dense passage prior (ranking/dense_prior.py; 0 = none)
+    sentence_weight: float = 0.0  # u of the titled-sentence prior (same module; 0 = none)
 
     def describe(self) -> str:
         """One line for people: which stage, why, and whether the lexical prior applies."""
@@ -94,6 +97,8 @@ class PoolRoute:
             )
         if self.dense_weight:
             lex += f"; dense passage prior v = {self.dense_weight:g}"
+        if self.sentence_weight:
+            lex += f"; titled-sentence prior u = {self.sentence_weight:g}"
         return f"{share}: {stage}{lex}"
 
 
@@ -120,6 +125,15 @@ def dense_weight_for(score: ScoreConfig, title_words: float, citance: bool = Fal
     if not is_paper_pool(score, title_words):
         return 0.0
     return score.citance_dense_weight if citance else score.paper_dense_weight
+
+
+def sentence_weight_for(score: ScoreConfig, title_words: float, citance: bool = False) -> float:
+    """u of the titled-sentence prior: in a paper pool (:func:`is_paper_pool`)
+    ``score.citance_sentence_weight`` for a citing query on the citing route (:func:`is_citance`),
+    else ``score.paper_sentence_weight``; 0 for other pools."""
+    if not is_paper_pool(score, title_words):
+        return 0.0
+    return score.citance_sentence_weight if citance else score.paper_sentence_weight
 
 
 def head_weight_for(score: ScoreConfig, titled: float) -> float:
@@ -180,4 +194,5 @@ def pool_route(config: LoGConfig, passages, query: str = "") -> PoolRoute:
         paper=is_paper_pool(config.score, words),
         head_weight=head_weight_for(config.score, titled),
         dense_weight=dense_weight_for(config.score, words, citance),
+        sentence_weight=sentence_weight_for(config.score, words, citance),
     )

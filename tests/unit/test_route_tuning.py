@@ -60,14 +60,14 @@ def test_chosen_weight_is_the_best_macro_and_is_written(ckpt, monkeypatch):
     assert list(out["per_spec"]["question"]) == ["a:train:4"]
     assert list(out["per_spec"]["citance"]) == ["c:train:4"]
     best = {}
-    cells = route_tuning.triples()
-    assert len(cells) == 5 * 4 * 6
+    cells = route_tuning.candidates()
+    assert len(cells) == 5 * 4 * 6 * 5
     for kind, src in (("question", "a"), ("citance", "c")):
         rows = route_tuning.pool_rows(model, sets[src], encoded[src])
         assert {r["kind"] for r in rows} == {kind}
-        assert len(rows[0]) == 1 + len(cells)  # the kind and one cell per (a, w, v)
+        assert len(rows[0]) == 1 + len(cells)  # the kind and one cell per (a, w, v, u)
         macro = {p: statistics.fmean(r[route_tuning.cell(*p)] for r in rows) for p in cells}
-        best[kind] = max(cells, key=lambda p: (round(macro[p], 6), -p[2], -p[1], p[0]))
+        best[kind] = max(cells, key=lambda p: (round(macro[p], 6), -p[3], -p[2], -p[1], p[0]))
         key = route_tuning.cell(*best[kind])
         assert out["macro"][kind][key] == pytest.approx(macro[best[kind]], abs=0.01)
     assert out["chosen"] == {
@@ -75,16 +75,19 @@ def test_chosen_weight_is_the_best_macro_and_is_written(ckpt, monkeypatch):
         "paper_global_weight": best["question"][0],
         "paper_lexical_weight": best["question"][1],
         "paper_dense_weight": best["question"][2],
+        "paper_sentence_weight": best["question"][3],
         "citance_route": best["citance"] != best["question"],  # a route only where it differs
         "citance_global_weight": best["citance"][0],
         "citance_lexical_weight": best["citance"][1],
         "citance_dense_weight": best["citance"][2],
+        "citance_sentence_weight": best["citance"][3],
     }
     meta = json.loads((ckpt / "config.json").read_text())
     assert meta["model"]["score"]["paper_global_weight"] == best["question"][0]
     assert meta["model"]["score"]["paper_lexical_weight"] == best["question"][1]
     assert meta["model"]["score"]["citance_global_weight"] == best["citance"][0]
     assert meta["model"]["score"]["paper_dense_weight"] == best["question"][2]
+    assert meta["model"]["score"]["paper_sentence_weight"] == best["question"][3]
     assert meta["training"]["paper_route"]["command"] == "cmd"
     back = LoGReranker.from_pretrained(str(ckpt))
     assert back.config.score.paper_title_words == 7.0
@@ -96,20 +99,25 @@ def test_chosen_weight_is_the_best_macro_and_is_written(ckpt, monkeypatch):
 
 
 def test_best_cell_prefers_less_prior_then_more_graph():
-    """Ties go to the smaller dense weight v, then the smaller lexical weight w, then the
-    larger graph weight a."""
-    flat = {route_tuning.cell(*p): 50.0 for p in route_tuning.triples()}
-    assert route_tuning.best_cell(flat) == (1.0, 0.0, 0.0)  # all tied: no priors, graph alone
-    peak = flat | {route_tuning.cell(0.25, 0.5): 60.0, route_tuning.cell(0.5, 1.0): 60.0}
-    assert route_tuning.best_cell(peak) == (0.25, 0.5, 0.0)  # tie at 60: the smaller w
-    peak[route_tuning.cell(0.75, 1.0)] = 61.0
-    assert route_tuning.best_cell(peak) == (0.75, 1.0, 0.0)  # a better macro wins over less prior
-    peak |= {route_tuning.cell(0.0, 0.0, 0.2): 61.0, route_tuning.cell(0.0, 0.0, 0.1): 61.0}
-    assert route_tuning.best_cell(peak) == (0.75, 1.0, 0.0)  # tie at 61: the smaller v first
-    peak[route_tuning.cell(0.0, 0.0, 0.2)] = 62.0
-    assert route_tuning.best_cell(peak) == (0.0, 0.0, 0.2)
-    assert route_tuning.cell(0.25, 0.0) == "0.25|0|0"
-    assert route_tuning.cell(0.25, 0.5, 0.1) == "0.25|0.5|0.1"
+    """Ties go to the smaller titled-sentence weight u, then the smaller dense weight v, then the
+    smaller lexical weight w, then the larger graph weight a."""
+    cell, best = route_tuning.cell, route_tuning.best_cell
+    flat = {cell(*p): 50.0 for p in route_tuning.candidates()}
+    assert best(flat) == (1.0, 0.0, 0.0, 0.0)  # all tied: no priors, graph alone
+    peak = flat | {cell(0.25, 0.5): 60.0, cell(0.5, 1.0): 60.0}
+    assert best(peak) == (0.25, 0.5, 0.0, 0.0)  # tie at 60: the smaller w
+    peak[cell(0.75, 1.0)] = 61.0
+    assert best(peak) == (0.75, 1.0, 0.0, 0.0)  # a better macro wins over less prior
+    peak |= {cell(0.0, 0.0, 0.2): 61.0, cell(0.0, 0.0, 0.1): 61.0}
+    assert best(peak) == (0.75, 1.0, 0.0, 0.0)  # tie at 61: the smaller v first
+    peak[cell(0.0, 0.0, 0.2)] = 62.0
+    assert best(peak) == (0.0, 0.0, 0.2, 0.0)
+    peak |= {cell(0.0, 0.0, 0.0, 0.5): 62.0, cell(1.0, 0.0, 0.0, 0.25): 62.0}
+    assert best(peak) == (0.0, 0.0, 0.2, 0.0)  # tie at 62: the smaller u before the smaller v
+    peak[cell(1.0, 0.0, 0.0, 0.25)] = 63.0
+    assert best(peak) == (1.0, 0.0, 0.0, 0.25)
+    assert cell(0.25, 0.0) == "0.25|0|0|0"
+    assert cell(0.25, 0.5, 0.1, 2.0) == "0.25|0.5|0.1|2"
 
 
 def test_untitled_weight_keeps_the_graph_only_past_the_margin():

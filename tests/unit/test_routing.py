@@ -484,7 +484,8 @@ def test_dense_prior_adds_v_times_scaled_passage_cosine_to_paper_pools(routed):
 
 def test_dense_prior_embeds_each_passage_once_and_forgets_the_oldest():
     """DensePrior: cos(e_q, e_p) per passage; a passage's embedding is computed once and kept
-    (least recently used dropped beyond max_passages); the query is embedded on every call."""
+    (least recently used dropped beyond max_passages); the query is embedded again only when it
+    changes."""
     from logrerank.ranking.dense_prior import DensePrior, passage_text
 
     class Fake:
@@ -508,11 +509,91 @@ def test_dense_prior_embeds_each_passage_once_and_forgets_the_oldest():
             float(torch.tensor([3.0, 1.0]) @ q) / 10**0.5,
         ]
     )
-    prior("q", [b, a])  # both held: only the query is embedded
-    assert fake.seen == ["q", "T. xy", "abc", "q"]
+    prior("q", [b, a])  # both held, and the same query: nothing is embedded
+    assert fake.seen == ["T. xy", "abc", "q"]
     prior("q", [c])  # a third passage: the least recently used ("abc") goes
     assert list(prior.store) == ["T. xy", "Title. z"]
     assert prior("q", []).numel() == 0
+    prior("r", [c])  # a new query is embedded
+    assert fake.seen[-1] == "r"
+
+
+def test_titled_sentence_prior_reads_each_sentence_with_its_title():
+    """DensePrior.sentences: cos(e_q, e_{title. s}) per sentence, the title of the sentence's own
+    passage prefixed (none for an untitled passage); texts are embedded once."""
+    from types import SimpleNamespace
+
+    from logrerank.ranking.dense_prior import DensePrior, sentence_text
+
+    class Fake:
+        def __init__(self):
+            self.seen: list[str] = []
+
+        def embed(self, texts):
+            self.seen += texts
+            rows = [[float(len(t)), 1.0] for t in texts]
+            return torch.nn.functional.normalize(torch.tensor(rows), dim=-1)
+
+    fake = Fake()
+    prior = DensePrior(fake)
+    passages = [Passage("ab. cd.", "T"), Passage("e.")]
+    sents = [SimpleNamespace(passage_idx=p, text=t) for p, t in ((0, "ab."), (0, "cd."), (1, "e."))]
+    assert (
+        sentence_text(passages[0], "ab.") == "T. ab." and sentence_text(passages[1], "e.") == "e."
+    )
+    out = prior.sentences("q", passages, sents)  # (6, 1), (6, 1), (2, 1) against (1, 1)
+    q = torch.tensor([1.0, 1.0]) / 2**0.5
+    six = float(torch.tensor([6.0, 1.0]) @ q) / 37**0.5
+    assert out.tolist() == pytest.approx([six, six, float(torch.tensor([2.0, 1.0]) @ q) / 5**0.5])
+    assert fake.seen == ["T. ab.", "T. cd.", "e.", "q"]
+    assert prior.sentences("q", passages, []).numel() == 0
+
+
+def test_titled_sentence_prior_adds_u_times_scaled_cosine_to_each_sentence(routed):
+    """score.paper_sentence_weight adds u x 10 x cos(e_q, e_{title. s}) to each sentence of a
+    paper pool (citance_sentence_weight on the citing route); entity pools are unchanged; each
+    sentence's breakdown carries the cosine and the term; the route says so."""
+    from logrerank.models.bi_encoder import BiEncoder
+    from logrerank.ranking.routing import pool_route, sentence_weight_for
+
+    score = ScoreConfig(
+        paper_title_words=7.0, paper_global_weight=0.25, paper_sentence_weight=0.3,
+        citance_route=True, citance_sentence_weight=0.1,
+    )  # fmt: skip
+    assert sentence_weight_for(score, 12.0) == 0.3
+    assert sentence_weight_for(score, 12.0, citance=True) == 0.1
+    assert sentence_weight_for(score, 2.0) == 0.0  # entity titles: not a paper pool
+    assert sentence_weight_for(ScoreConfig(paper_sentence_weight=0.3), 12.0) == 0.0
+    cfg = LoGConfig(score=score)
+    papers = [Passage(p["text"], p["title"]) for p in PAPERS]
+    assert pool_route(cfg, papers, PAPER_QUESTION).sentence_weight == 0.3
+    assert pool_route(cfg, papers, PAPER_CITING).sentence_weight == 0.1
+    assert "titled-sentence prior u = 0.3" in pool_route(cfg, papers, PAPER_QUESTION).describe()
+
+    old = dataclasses.replace(routed.config.score)
+    routed.config.score.paper_title_words, routed.config.score.paper_global_weight = 7.0, 0.25
+    try:
+        base = logits(routed.rerank(PAPER_QUESTION, PAPERS))
+        routed.config.score.paper_sentence_weight = 0.3
+        with_prior = routed.rerank(PAPER_QUESTION, PAPERS)
+        entity = logits(routed.rerank(QUERY, TITLED))
+        routed.config.score.paper_sentence_weight = 0.0
+        entity_off = logits(routed.rerank(QUERY, TITLED))
+    finally:
+        routed.config.score = old
+    ordered = sorted(with_prior.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
+    be = BiEncoder(routed.config.backbone.name_or_path, precision="fp32")
+    titled = [f"{PAPERS[s.passage_idx]['title']}. {s.text}" for s in ordered]
+    e = be.embed([PAPER_QUESTION] + titled).double()
+    cos = e[1:] @ e[0]
+    assert logits(with_prior).tolist() == pytest.approx((base + 3.0 * cos).tolist(), abs=1e-3)
+    assert with_prior.info["route"]["sentence_weight"] == 0.3
+    for s, c in zip(ordered, cos.tolist()):
+        assert s.extra["title_sentence_prior"] == pytest.approx(c, abs=1e-4)
+        assert s.extra["title_sentence_term"] == pytest.approx(3.0 * c, abs=1e-3)
+    assert entity.tolist() == pytest.approx(entity_off.tolist(), abs=1e-9)
+    with pytest.raises(ConfigError, match="paper_sentence_weight"):
+        dataclasses.replace(routed.config, score=ScoreConfig(citance_sentence_weight=-1)).check()
 
 
 def test_isolated_model_embeds_passages_with_its_frozen_packaged_encoder(

@@ -93,7 +93,7 @@ def sentence_logits(model, enc, use_global: bool) -> torch.Tensor:
     cfg = model.config
     path = pool_route(cfg, enc.passages, enc.query)
     l_global = stage_logits(model, enc, path.stage) if use_global else None
-    return routed_logits(enc, l_global, cfg.score, path, route_prior(model, enc, path)).float()
+    return routed_logits(enc, l_global, cfg.score, path, *route_prior(model, enc, path)).float()
 
 
 def stage_logits(model, enc, stage: str) -> torch.Tensor:

@@ -3,23 +3,24 @@
 Paper pools (passages titled by long paper titles) rank by
 
     f = a * final(with the graph stage) + (1 - a) * final(local only) + w * passage_bm25
-        + v * 10 * cos(e_q, e_p)
+        + v * 10 * cos(e_q, e_p) + u * 10 * cos(e_q, e_{title. s})
 
 (:func:`logrerank.ranking.results.routed_logits`; ``passage_bm25`` is the lexical prior,
-:func:`logrerank.text.lexical.pool_lexical`; the cosine is the dense passage prior,
-:mod:`logrerank.ranking.dense_prior`), with one ``(a, w, v)`` for questions and one for citing
-queries (a citation marker in the query, :func:`logrerank.text.citations.has_citation_marker`).
+:func:`logrerank.text.lexical.pool_lexical`; the cosines are the dense passage prior and the
+titled-sentence prior, :mod:`logrerank.ranking.dense_prior`), with one ``(a, w, v, u)`` for
+questions and one for citing queries (a citation marker in the query, :func:`logrerank.text.citations.has_citation_marker`).
 Both are chosen here on scientific *training* pools (never a reported split): for every cached
 encoded pool of the given specs (encoded by
 :func:`logrerank.training.log.encode_cache.encode_cached` when missing) the frozen model's final
-logits are computed once with and once without its graph stage, every ``(a, w, v)`` of
-:data:`GRID` x :data:`LEXICAL_GRID` x :data:`DENSE_GRID` is scored by passage nDCG@10 of the
-model's own passage score (its passage head when it has one, else the best sentence), and per
-query kind the triple with the best macro mean over the specs that hold at least
-:data:`MIN_POOLS` pools of that kind (ties: the smaller ``v``, then the smaller ``w``, then the
-larger ``a``) is written to ``model.score.paper_global_weight`` / ``paper_lexical_weight`` /
-``paper_dense_weight`` and the ``citance_*`` three (``citance_route`` on when the specs hold
-citing queries and their triple differs from the questions'), with ``score.paper_title_words``
+logits are computed once with and once without its graph stage, every ``(a, w, v, u)`` of
+:data:`GRID` x :data:`LEXICAL_GRID` x :data:`DENSE_GRID` x :data:`SENTENCE_GRID` is scored by
+passage nDCG@10 of the model's own passage score (its passage head when it has one, else the
+best sentence), and per query kind the cell with the best macro mean over the specs that hold
+at least :data:`MIN_POOLS` pools of that kind (ties: the smaller ``u``, then the smaller ``v``,
+then the smaller ``w``, then the larger ``a``) is written to ``model.score.paper_global_weight``
+/ ``paper_lexical_weight`` / ``paper_dense_weight`` / ``paper_sentence_weight`` and the
+``citance_*`` four (``citance_route`` on when the specs hold citing queries and their cell
+differs from the questions'), with ``score.paper_title_words``
 (the title length that marks a paper pool) and how it was chosen (``training.paper_route``).
 
 ``logrerank tune-score --checkpoint DIR --paper-route``.
@@ -35,7 +36,7 @@ from pathlib import Path
 import torch
 
 from ...evaluation.metrics import ndcg_at_k
-from ...ranking.dense_prior import passage_cosines
+from ...ranking.dense_prior import DENSE_SCALE, passage_cosines, sentence_cosines
 from ...ranking.results import dense_term, final_logits, passage_logits
 from ...ranking.routing import lexical_weight_for, mean_title_words, pool_route
 from ...text.citations import has_citation_marker
@@ -51,6 +52,9 @@ LEXICAL_GRID = (0.0, 0.25, 0.5, 1.0)
 
 DENSE_GRID = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0)
 """Candidate weights ``v`` of the dense passage prior in paper pools (0 = none)."""
+
+SENTENCE_GRID = (0.0, 0.25, 0.5, 1.0, 2.0)
+"""Candidate weights ``u`` of the titled-sentence prior in paper pools (0 = none)."""
 
 SPECS = (
     "evinf:validation:60",
@@ -90,10 +94,11 @@ def passage_order(model, enc, logits: torch.Tensor) -> list[int]:
 
 
 def paper_pool_logits(model, exs, encs):
-    """``(example, encoding, graph, local, dense)`` for each paper pool with gold: the frozen
-    model's ``[N]`` final logits with its graph stage and local only (the two ends of the blend),
-    without any paper-pool lexical or dense prior (those the checkpoint may already carry), and
-    the pool's ``[P]`` dense passage prior ``cos(e_q, e_p)``."""
+    """``(example, encoding, graph, local, dense, titled)`` for each paper pool with gold: the
+    frozen model's ``[N]`` final logits with its graph stage and local only (the two ends of the
+    blend), without any paper-pool lexical or dense prior (those the checkpoint may already
+    carry), the pool's ``[P]`` dense passage prior ``cos(e_q, e_p)`` and its ``[N]``
+    titled-sentence prior ``cos(e_q, e_{title. s})``."""
     cfg = model.config
     for ex, enc in zip(exs, encs):
         if not ex.gold_doc_ids or mean_title_words(enc.passages) < TITLE_WORDS:
@@ -103,22 +108,28 @@ def paper_pool_logits(model, exs, encs):
         l_global = stage_logits(model, enc, route.stage)
         graph = final_logits(enc, l_global, cfg.score, lex, route.head_weight).float()
         local = final_logits(enc, None, cfg.score, lex, route.head_weight).float()
-        yield ex, enc, graph, local, passage_cosines(model, enc)
+        yield ex, enc, graph, local, passage_cosines(model, enc), sentence_cosines(model, enc)
 
 
-def cell(a: float, w: float, v: float = 0.0) -> str:
-    """The key of ``(a, w, v)`` in :func:`pool_rows` rows and the result tables: ``"a|w|v"``."""
-    return f"{a:g}|{w:g}|{v:g}"
+def cell(a: float, w: float, v: float = 0.0, u: float = 0.0) -> str:
+    """The key of ``(a, w, v, u)`` in :func:`pool_rows` rows and the result tables:
+    ``"a|w|v|u"``."""
+    return f"{a:g}|{w:g}|{v:g}|{u:g}"
 
 
 def pool_rows(
-    model, exs, encs, grid=GRID, lexical_grid=LEXICAL_GRID, dense_grid=DENSE_GRID
+    model,
+    exs,
+    encs,
+    grid=GRID,
+    lexical_grid=LEXICAL_GRID,
+    dense_grid=DENSE_GRID,
+    sentence_grid=SENTENCE_GRID,
 ) -> list[dict[str, float]]:
-    """Passage nDCG@10 (percent) of every ``(a, w, v)`` in ``grid`` x ``lexical_grid`` x
-    ``dense_grid`` (key :func:`cell`) for each paper pool with gold, and its query kind
-    (``"kind"``: one of :data:`KINDS`)."""
+    """Passage nDCG@10 (percent) of every ``(a, w, v, u)`` of the four grids (key :func:`cell`)
+    for each paper pool with gold, and its query kind (``"kind"``: one of :data:`KINDS`)."""
     rows = []
-    for ex, enc, graph, local, cos in paper_pool_logits(model, exs, encs):
+    for ex, enc, graph, local, cos, titled in paper_pool_logits(model, exs, encs):
         ids, gold = [c.doc_id for c in ex.candidates], set(ex.gold_doc_ids)
         bm25 = pool_lexical(enc)[:, 1].float()
         row = {"kind": "citance" if has_citation_marker(ex.query) else "question"}
@@ -126,22 +137,27 @@ def pool_rows(
             for w in lexical_grid:
                 base = a * graph + (1 - a) * local + w * bm25
                 for v in dense_grid:
-                    order = passage_order(model, enc, base + dense_term(enc, v, cos))
-                    row[cell(a, w, v)] = 100 * ndcg_at_k([ids[i] for i in order], gold, 10)
+                    with_v = base + dense_term(enc, v, cos)
+                    for u in sentence_grid:
+                        order = passage_order(model, enc, with_v + u * DENSE_SCALE * titled)
+                        ndcg = ndcg_at_k([ids[i] for i in order], gold, 10)
+                        row[cell(a, w, v, u)] = 100 * ndcg
         rows.append(row)
     return rows
 
 
-def triples() -> list[tuple[float, float, float]]:
-    """Every ``(a, w, v)`` of the grids."""
-    return [(a, w, v) for a in GRID for w in LEXICAL_GRID for v in DENSE_GRID]
+def candidates() -> list[tuple[float, float, float, float]]:
+    """Every ``(a, w, v, u)`` of the grids."""
+    return [
+        (a, w, v, u) for a in GRID for w in LEXICAL_GRID for v in DENSE_GRID for u in SENTENCE_GRID
+    ]
 
 
-def best_cell(macro: dict[str, float]) -> tuple[float, float, float]:
-    """The ``(a, w, v)`` with the best macro nDCG@10 (rounded to 1e-6); ties: the smaller ``v``
-    (less dense prior), then the smaller ``w`` (less lexical prior), then the larger ``a`` (more
-    graph)."""
-    return max(triples(), key=lambda p: (round(macro[cell(*p)], 6), -p[2], -p[1], p[0]))
+def best_cell(macro: dict[str, float]) -> tuple[float, float, float, float]:
+    """The ``(a, w, v, u)`` with the best macro nDCG@10 (rounded to 1e-6); ties: the smaller
+    ``u`` (less titled-sentence prior), then the smaller ``v`` (less dense passage prior), then
+    the smaller ``w`` (less lexical prior), then the larger ``a`` (more graph)."""
+    return max(candidates(), key=lambda p: (round(macro[cell(*p)], 6), -p[3], -p[2], -p[1], p[0]))
 
 
 def _frozen_model(checkpoint: str | Path):
@@ -185,7 +201,7 @@ def tune_paper_route(
     it with ``score.paper_title_words`` in ``checkpoint/config.json``."""
     model = _frozen_model(checkpoint)
     per: dict[str, dict[str, dict[str, float]]] = {k: {} for k in KINDS}
-    cells = [cell(*p) for p in triples()]
+    cells = [cell(*p) for p in candidates()]
     sizes: dict[str, dict[str, int]] = {}
     for spec, exs, encs in _spec_pools(model, specs, cache_dir, log):
         rows = pool_rows(model, exs, encs)
@@ -202,22 +218,25 @@ def tune_paper_route(
         if per[k]
     }
     best = {k: best_cell(m) for k, m in macro.items()}
-    (qa, qw, qv), (ca, cw, cv) = best["question"], best.get("citance", (1.0, 0.0, 0.0))
+    (qa, qw, qv, qu), (ca, cw, cv, cu) = best["question"], best.get("citance", (1, 0, 0, 0))
     chosen = {
         "paper_title_words": TITLE_WORDS,
         "paper_global_weight": qa,
         "paper_lexical_weight": qw,
         "paper_dense_weight": qv,
-        # a route of its own only where citing queries are better served by another triple
+        "paper_sentence_weight": qu,
+        # a route of its own only where citing queries are better served by another cell
         "citance_route": "citance" in best and best["citance"] != best["question"],
         "citance_global_weight": ca,
         "citance_lexical_weight": cw,
         "citance_dense_weight": cv,
+        "citance_sentence_weight": cu,
     }
     result = {
         "chosen": chosen,
         "objective": "per query kind, macro passage nDCG@10 over the specs' paper pools; "
-        "cells a|w|v (graph weight | lexical prior weight | dense prior weight)",
+        "cells a|w|v|u (graph weight | lexical prior weight | dense passage prior weight | "
+        "titled-sentence prior weight)",
         "macro": {k: {a: round(v, 2) for a, v in m.items()} for k, m in macro.items()},
         "per_spec": {
             k: {s: {a: round(v, 2) for a, v in p.items()} for s, p in per[k].items()} for k in KINDS
