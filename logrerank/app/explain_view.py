@@ -167,6 +167,7 @@ def explain_html(
         + (f" (rank {signals['ce_rank']})" if signals.get("ce_rank") else "")
         + "</td></tr>",
         f"<tr><td>BM25 (sentence)</td><td>{fmt(signals.get('bm25'))}</td></tr>",
+        prior_rows(s, ranking),
         "</table>",
         "<div class='lr-panels' style='display:flex;flex-wrap:wrap;gap:12px 30px;margin-top:8px'>",
         f"<div class='lr-role' title='{esc(role_note)}' style='{_PANEL}'>"
@@ -208,6 +209,28 @@ def explain_html(
     out.append(_neighbour_table("Messages from this sentence to its neighbours", outgoing))
     out.append("</div>")
     return "".join(out)
+
+
+def prior_rows(s: ScoredSentence, ranking: Ranking) -> str:
+    """Table rows for the dense priors of a paper pool in this sentence's logit: the dense passage
+    prior of its passage and its titled-sentence prior (logrerank/ranking/dense_prior.py), each
+    as the logit added and the cosine; ``""`` where neither ran."""
+    rows = []
+    passage = next((x for x in ranking.passages_ranked if x.passage_idx == s.passage_idx), None)
+    if passage is not None and "dense_term" in passage.extra:
+        rows.append(
+            ("dense passage prior (title + passage)", passage.extra["dense_term"],
+             passage.extra.get("dense_prior"))
+        )  # fmt: skip
+    if "title_sentence_term" in s.extra:
+        rows.append(
+            ("titled-sentence prior (title + sentence)", s.extra["title_sentence_term"],
+             s.extra.get("title_sentence_prior"))
+        )  # fmt: skip
+    return "".join(
+        f"<tr><td>{esc(name)}</td><td>{term:+.3f} to the logit (cosine {fmt(cos)})</td></tr>"
+        for name, term, cos in rows
+    )
 
 
 def log_head_text(ranking: Ranking, node: int) -> str:
