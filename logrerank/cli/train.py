@@ -98,6 +98,9 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
         kw = {"specs": tuple(specs)} if specs else {}
         if args.encodings:
             kw["cache_dir"] = args.encodings
+        if args.threads < 1:
+            raise InputError("--threads must be >= 1")
+        kw["threads"] = args.threads
         tune = tune_paper_route if args.paper_route else tune_untitled_route
         result = tune(args.checkpoint, write=not args.dry_run, command=_command(), **kw)
         print(json.dumps(result, indent=1, default=str))
@@ -215,8 +218,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--paper-route",
         action="store_true",
         help="choose only the paper-pool route: score.paper_global_weight (graph vs local-only "
-        "weight in pools titled by paper titles) and score.paper_lexical_weight (their lexical "
-        "prior), and the citing-query pair, on scientific training pools cached under "
+        "weight in pools titled by paper titles), score.paper_lexical_weight (their lexical "
+        "prior), score.paper_dense_weight and score.paper_sentence_weight (the dense passage "
+        "and titled-sentence priors), and the citing-query four, on scientific training pools cached under "
         "--encodings (logrerank/training/log/route_tuning.py); the other score settings are kept",
     )
     s.add_argument(
@@ -240,5 +244,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="with --paper-route / --untitled-route: the encoding cache folder (default runs/enc); a checkpoint with "
         "another local stage needs its own folder",
+    )
+    s.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="with --paper-route / --untitled-route: torch threads of the frozen model "
+        "(default 1; the embedding of the dense priors is most of a paper-route run)",
     )
     s.set_defaults(func=cmd_tune_score)

@@ -144,15 +144,16 @@ def test_tune_score_paper_route_reads_the_given_encoding_folder(monkeypatch, tmp
     seen = []
 
     def fake(checkpoint, write=True, command="", **kw):
-        seen.append(kw.get("cache_dir"))
+        seen.append((kw.get("cache_dir"), kw["threads"]))
         return {"chosen": {}}
 
     monkeypatch.setattr(route_tuning, "tune_paper_route", fake)
     (tmp_path / "config.json").write_text("{}")
     argv = ["tune-score", "--checkpoint", str(tmp_path), "--paper-route", "--dry-run"]
-    assert cli.main(argv + ["--encodings", "runs/enc-other"]) == 0
+    assert cli.main(argv + ["--encodings", "runs/enc-other", "--threads", "2"]) == 0
     assert cli.main(argv) == 0
-    assert seen == ["runs/enc-other", None]
+    assert seen == [("runs/enc-other", 2), (None, 1)]  # one thread unless asked
+    assert cli.main(argv + ["--threads", "0"]) == 2
 
 
 def test_tune_score_untitled_head_goes_with_lexical(monkeypatch, tmp_path, capsys):

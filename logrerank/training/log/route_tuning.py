@@ -160,11 +160,12 @@ def best_cell(macro: dict[str, float]) -> tuple[float, float, float, float]:
     return max(candidates(), key=lambda p: (round(macro[cell(*p)], 6), -p[3], -p[2], -p[1], p[0]))
 
 
-def _frozen_model(checkpoint: str | Path):
-    """The checkpoint's LoG model on CPU, one thread, in eval mode (the tunings' frozen model)."""
+def _frozen_model(checkpoint: str | Path, threads: int = 1):
+    """The checkpoint's LoG model on CPU, ``threads`` torch threads, in eval mode (the tunings'
+    frozen model)."""
     from ...pipeline import LoGReranker
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(max(1, threads))
     return LoGReranker.from_pretrained(str(checkpoint), device="cpu").eval()
 
 
@@ -196,10 +197,11 @@ def tune_paper_route(
     write: bool = True,
     command: str = "",
     log=sys.stderr,
+    threads: int = 1,
 ) -> dict:
     """Choose ``score.paper_global_weight`` on ``specs`` (module docstring) and (``write``) store
     it with ``score.paper_title_words`` in ``checkpoint/config.json``."""
-    model = _frozen_model(checkpoint)
+    model = _frozen_model(checkpoint, threads)
     per: dict[str, dict[str, dict[str, float]]] = {k: {} for k in KINDS}
     cells = [cell(*p) for p in candidates()]
     sizes: dict[str, dict[str, int]] = {}
@@ -301,12 +303,13 @@ def tune_untitled_route(
     write: bool = True,
     command: str = "",
     log=sys.stderr,
+    threads: int = 1,
 ) -> dict:
     """Choose ``score.untitled_global_weight`` (the graph stage's weight on untitled pools) on
     ``specs`` by :func:`choose_untitled_weight` over the macro mean of each spec's mean passage
     nDCG@10, and (``write``) store it in ``checkpoint/config.json`` with how it was chosen
     (``training.untitled_route``)."""
-    model = _frozen_model(checkpoint)
+    model = _frozen_model(checkpoint, threads)
     keys = [f"{a:g}" for a in GRID]
     per: dict[str, dict[str, float]] = {}
     sizes: dict[str, int] = {}
