@@ -122,7 +122,7 @@ def model_prior(model: Any) -> DensePrior:
             model.config.backbone.name_or_path,
             device=str(model.device_),
             precision="fp32",
-            batch_size=32,
+            batch_size=16,
             model=model.local.encoder if shared else None,
             tokenizer=model.tokenizer if shared else None,
         )
