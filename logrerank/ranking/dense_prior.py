@@ -54,8 +54,6 @@ class Priors(NamedTuple):
     sentence: Tensor | None  # [N] cos(e_q, e_{title. sentence}), the titled-sentence prior
 
 
-NO_PRIORS = Priors(None, None)
-
 
 class DensePrior:
     """Cosine of the query to text embeddings (passages, titled sentences), cached across calls.

@@ -107,33 +107,30 @@ def lexical_weight_for(score: ScoreConfig, titled: float) -> float:
     return score.lexical_weight if titled < score.lexical_max_titled else 0.0
 
 
+def paper_weight(score: ScoreConfig, name: str, title_words: float, citance: bool = False) -> float:
+    """A paper-pool weight ``name`` (``lexical``, ``dense``, ``sentence``): in a paper pool
+    (:func:`is_paper_pool`) ``score.citance_<name>_weight`` for a citing query on the citing
+    route (:func:`is_citance`), else ``score.paper_<name>_weight``; 0 for other pools."""
+    if not is_paper_pool(score, title_words):
+        return 0.0
+    return getattr(score, f"{'citance' if citance else 'paper'}_{name}_weight")
+
+
 def paper_lexical_weight_for(
     score: ScoreConfig, title_words: float, citance: bool = False
 ) -> float:
-    """w of the lexical prior of a paper pool (:func:`is_paper_pool`):
-    ``score.citance_lexical_weight`` for a citing query on the citing route (:func:`is_citance`),
-    else ``score.paper_lexical_weight``; 0 for other pools."""
-    if not is_paper_pool(score, title_words):
-        return 0.0
-    return score.citance_lexical_weight if citance else score.paper_lexical_weight
+    """w of the lexical prior of a paper pool (:func:`paper_weight`)."""
+    return paper_weight(score, "lexical", title_words, citance)
 
 
 def dense_weight_for(score: ScoreConfig, title_words: float, citance: bool = False) -> float:
-    """v of the dense passage prior: in a paper pool (:func:`is_paper_pool`)
-    ``score.citance_dense_weight`` for a citing query on the citing route (:func:`is_citance`),
-    else ``score.paper_dense_weight``; 0 for other pools."""
-    if not is_paper_pool(score, title_words):
-        return 0.0
-    return score.citance_dense_weight if citance else score.paper_dense_weight
+    """v of the dense passage prior of a paper pool (:func:`paper_weight`)."""
+    return paper_weight(score, "dense", title_words, citance)
 
 
 def sentence_weight_for(score: ScoreConfig, title_words: float, citance: bool = False) -> float:
-    """u of the titled-sentence prior: in a paper pool (:func:`is_paper_pool`)
-    ``score.citance_sentence_weight`` for a citing query on the citing route (:func:`is_citance`),
-    else ``score.paper_sentence_weight``; 0 for other pools."""
-    if not is_paper_pool(score, title_words):
-        return 0.0
-    return score.citance_sentence_weight if citance else score.paper_sentence_weight
+    """u of the titled-sentence prior of a paper pool (:func:`paper_weight`)."""
+    return paper_weight(score, "sentence", title_words, citance)
 
 
 def head_weight_for(score: ScoreConfig, titled: float) -> float:

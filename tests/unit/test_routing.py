@@ -280,6 +280,24 @@ def logits(r):
     return torch.logit(torch.tensor([s.score for s in ss], dtype=torch.float64))
 
 
+def with_and_without(routed, question: str, field: str, value: float):
+    """``(base, with_prior, entity, entity_off)``: a paper pool (a = 0.25) ranked without and
+    with ``score.<field> = value`` (logits, Ranking), and an entity-titled pool's logits with it
+    and without; the model's score config is restored after."""
+    old = dataclasses.replace(routed.config.score)
+    routed.config.score.paper_title_words, routed.config.score.paper_global_weight = 7.0, 0.25
+    try:
+        base = logits(routed.rerank(question, PAPERS))
+        setattr(routed.config.score, field, value)
+        with_prior = routed.rerank(question, PAPERS)
+        entity = logits(routed.rerank(QUERY, TITLED))
+        setattr(routed.config.score, field, 0.0)
+        entity_off = logits(routed.rerank(QUERY, TITLED))
+    finally:
+        routed.config.score = old
+    return base, with_prior, entity, entity_off
+
+
 def test_paper_pools_blend_the_graph_stage_with_local_only(routed):
     """Long (paper) titles route a pool to a * graph + (1 - a) * local final logits; entity titles
     keep the graph alone."""
@@ -449,17 +467,9 @@ def test_dense_prior_adds_v_times_scaled_passage_cosine_to_paper_pools(routed):
     assert pool_route(cfg, [Passage(p["text"], p["title"]) for p in TITLED]).dense_weight == 0.0
     assert "dense passage prior v = 0.2" in pool_route(cfg, papers, question).describe()
 
-    old = dataclasses.replace(routed.config.score)
-    routed.config.score.paper_title_words, routed.config.score.paper_global_weight = 7.0, 0.25
-    try:
-        base = logits(routed.rerank(question, PAPERS))
-        routed.config.score.paper_dense_weight = 0.2
-        with_prior = routed.rerank(question, PAPERS)
-        entity = logits(routed.rerank(QUERY, TITLED))
-        routed.config.score.paper_dense_weight = 0.0
-        entity_off = logits(routed.rerank(QUERY, TITLED))
-    finally:
-        routed.config.score = old
+    base, with_prior, entity, entity_off = with_and_without(
+        routed, question, "paper_dense_weight", 0.2
+    )
     # the expected cosine from a separately loaded bi-encoder on the model's backbone (the tiny
     # model is fully joint, so its prior loads the backbone; isolated models share theirs)
     be = BiEncoder(routed.config.backbone.name_or_path, precision="fp32")
@@ -570,17 +580,9 @@ def test_titled_sentence_prior_adds_u_times_scaled_cosine_to_each_sentence(route
     assert pool_route(cfg, papers, PAPER_CITING).sentence_weight == 0.1
     assert "titled-sentence prior u = 0.3" in pool_route(cfg, papers, PAPER_QUESTION).describe()
 
-    old = dataclasses.replace(routed.config.score)
-    routed.config.score.paper_title_words, routed.config.score.paper_global_weight = 7.0, 0.25
-    try:
-        base = logits(routed.rerank(PAPER_QUESTION, PAPERS))
-        routed.config.score.paper_sentence_weight = 0.3
-        with_prior = routed.rerank(PAPER_QUESTION, PAPERS)
-        entity = logits(routed.rerank(QUERY, TITLED))
-        routed.config.score.paper_sentence_weight = 0.0
-        entity_off = logits(routed.rerank(QUERY, TITLED))
-    finally:
-        routed.config.score = old
+    base, with_prior, entity, entity_off = with_and_without(
+        routed, PAPER_QUESTION, "paper_sentence_weight", 0.3
+    )
     ordered = sorted(with_prior.sentences, key=lambda s: (s.passage_idx, s.sent_idx))
     be = BiEncoder(routed.config.backbone.name_or_path, precision="fp32")
     titled = [f"{PAPERS[s.passage_idx]['title']}. {s.text}" for s in ordered]
