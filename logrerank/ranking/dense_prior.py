@@ -54,7 +54,6 @@ class Priors(NamedTuple):
     sentence: Tensor | None  # [N] cos(e_q, e_{title. sentence}), the titled-sentence prior
 
 
-
 class DensePrior:
     """Cosine of the query to text embeddings (passages, titled sentences), cached across calls.
 
