@@ -398,21 +398,21 @@ class LoGReranker(nn.Module):
         timings["graph"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        z_global, l_global, attention = None, None, None
+        l_global, attention = None, None
         if use_global:
             gm = self.global_single if path.stage == SINGLE else self.global_model
-            z_global, l_global, attention = global_scores(gm, enc, data, lex, self.device_)
+            _, l_global, attention = global_scores(gm, enc, data, lex, self.device_)
         timings["global"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()  # dense priors: a paper pool embeds texts not seen before
         priors, timings["dense_prior"] = route_prior(self, enc, path), time.perf_counter() - t0
-        t0 = time.perf_counter()
-        scfg = cfg.score
+        t0, scfg = time.perf_counter(), cfg.score
         logits = routed_logits(enc, l_global, scfg, path, *priors)
         head = self.passage_head if passage_head is not False else None
+        # final, local, global scores in float64: a float32 sigmoid reads 1.0 (ties) from ~16.6
+        z = [t if t is None else t.double().sigmoid() for t in (logits, enc.local_logits, l_global)]
         ranking = build_ranking(
-            enc, torch.sigmoid(logits), torch.sigmoid(enc.local_logits), z_global, ranker,
-            passage_logits(head, enc, logits), scfg if scfg.select_ranking else None,
+            enc, *z, ranker, passage_logits(head, enc, logits), scfg if scfg.select_ranking else None
         )  # fmt: skip
         annotate(ranking, priors, path)
         ctx_cfg = context or cfg.context

@@ -18,19 +18,34 @@ its ``sentence_weight`` (the *titled-sentence prior*), both chosen on training p
 
 The embeddings come from the frozen packaged encoder that LoG's sentence prior already runs
 (shared, not copied). They depend on the text alone, so :class:`DensePrior` keeps them across
-calls (in the model's ``caches.dense``); only the query is embedded per call.
+calls (in the model's ``caches.dense``); only the query is embedded per call. Evaluations and
+tunings that keep encodings on disk (``--encodings DIR``) also keep these embeddings there
+(:func:`load_kept` / :func:`save_kept`, ``DIR/dense-prior.safetensors``: SHA-1 digests of the
+texts and their rows, no pickle), so a second run embeds nothing it has seen.
 """
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import torch
+from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 DENSE_SCALE = 10.0
 """``s``: the dense prior's cosine is scaled like the sentence prior's (``local.prior_scale``)."""
+
+KEPT_FILE = "dense-prior.safetensors"
+"""The file of kept text embeddings inside an encodings folder."""
+
+
+def digest(text: str) -> bytes:
+    """The 20-byte SHA-1 digest a kept embedding is filed under."""
+    return hashlib.sha1(text.encode("utf-8")).digest()
 
 
 def passage_text(passage: Any) -> str:
@@ -61,12 +76,15 @@ class DensePrior:
         embedder: a :class:`~logrerank.models.bi_encoder.BiEncoder` (anything with
             ``embed(texts) -> [n, d]`` unit-norm rows).
         max_passages: text embeddings kept (least recently used dropped first).
+        name: the embedder's name, recorded in a kept file and checked when one is read.
     """
 
-    def __init__(self, embedder: Any, max_passages: int = 50000):
+    def __init__(self, embedder: Any, max_passages: int = 50000, name: str = ""):
         self.embedder = embedder
         self.max_passages = max_passages
+        self.name = name
         self.store: OrderedDict[str, Tensor] = OrderedDict()
+        self.kept: dict[bytes, Tensor] | None = None  # digest -> [d]; every embedding, for a file
         self._query: tuple[str, Tensor] | None = None  # the last query and its embedding
 
     def passage_embeddings(self, passages: list[Any]) -> Tensor:
@@ -76,9 +94,16 @@ class DensePrior:
     def embeddings(self, texts: list[str]) -> Tensor:
         """``[n, d]`` embeddings of ``texts``, from the store when held."""
         missing = list(dict.fromkeys(t for t in texts if t not in self.store))
+        if missing and self.kept is not None:
+            for t in missing:
+                if (row := self.kept.get(digest(t))) is not None:
+                    self.store[t] = row
+            missing = [t for t in missing if t not in self.store]
         if missing:
             for t, e in zip(missing, self.embedder.embed(missing)):
                 self.store[t] = e
+                if self.kept is not None:
+                    self.kept[digest(t)] = e
         rows = []
         for t in texts:
             self.store.move_to_end(t)
@@ -86,6 +111,45 @@ class DensePrior:
         while len(self.store) > self.max_passages:
             self.store.popitem(last=False)
         return torch.stack(rows) if rows else torch.zeros(0, 0)
+
+    def load(self, path: str | Path) -> int:
+        """Keep every embedding from now on and read those filed at ``path`` (a file of
+        :meth:`save`; none there = start empty). Returns how many were read.
+
+        Raises:
+            ValueError: the file was written by another embedder.
+        """
+        self.kept = {} if self.kept is None else self.kept
+        path = Path(path)
+        if not path.exists():
+            return 0
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as f:
+            found = (f.metadata() or {}).get("embedder", "")
+        if found != self.name:
+            raise ValueError(f"{path} holds embeddings of {found!r}, not of {self.name!r}")
+        tensors = load_file(str(path))
+        keys, rows = tensors["digests"], tensors["embeddings"]  # [n, 20] uint8, [n, d]
+        raw = keys.numpy().tobytes()
+        for i, row in enumerate(rows):
+            self.kept.setdefault(raw[20 * i : 20 * (i + 1)], row)
+        return len(keys)
+
+    def save(self, path: str | Path) -> int:
+        """Write every kept embedding to ``path`` (atomically); returns how many."""
+        if not self.kept:
+            return 0
+        path = Path(path)
+        keys = list(self.kept)
+        tensors = {
+            "digests": torch.frombuffer(bytearray(b"".join(keys)), dtype=torch.uint8).view(-1, 20),
+            "embeddings": torch.stack([self.kept[k] for k in keys]).contiguous(),  # [n, d]
+        }
+        tmp = path.with_suffix(".tmp")
+        save_file(tensors, str(tmp), metadata={"embedder": self.name})
+        tmp.replace(path)
+        return len(keys)
 
     def query_embedding(self, query: str) -> Tensor:
         """``[d]`` the query's embedding (the last one is kept: both priors of a pool share it)."""
@@ -122,7 +186,8 @@ def model_prior(model: Any) -> DensePrior:
             batch_size=16,
             model=model.local.encoder if shared else None,
             tokenizer=model.tokenizer if shared else None,
-        )
+        ),
+        name=model.config.backbone.name_or_path or "packaged all-MiniLM-L6-v2",
     )
 
 
@@ -131,6 +196,25 @@ def _prior(model: Any) -> DensePrior:
     if model.caches.dense is None:
         model.caches.dense = model_prior(model)
     return model.caches.dense
+
+
+def load_kept(model: Any, folder: str | Path, log: Any = None) -> int | None:
+    """Make the model's :class:`DensePrior` keep its embeddings for ``folder/`` :data:`KEPT_FILE`
+    and read those already there; returns how many were read. Where the file there holds another
+    embedder's rows, nothing is read or kept (None), and ``log`` (default stderr) says so."""
+    prior = _prior(model)
+    try:
+        return prior.load(Path(folder) / KEPT_FILE)
+    except ValueError as e:
+        print(f"warning: dense-prior embeddings not kept: {e}", file=log or sys.stderr)
+        prior.kept = None
+        return None
+
+
+def save_kept(model: Any, folder: str | Path) -> int:
+    """Write the model's kept embeddings to ``folder/`` :data:`KEPT_FILE`; returns how many."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return _prior(model).save(Path(folder) / KEPT_FILE)
 
 
 def passage_cosines(model: Any, enc: Any) -> Tensor:

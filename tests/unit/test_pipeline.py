@@ -445,3 +445,20 @@ def test_from_pretrained_missing_folder(tmp_path) -> None:
 def test_from_pretrained_unknown_override(checkpoint) -> None:
     with pytest.raises(CheckpointError):
         LoGReranker.from_pretrained(checkpoint, not_a_field=1)
+
+
+def test_large_final_logits_keep_their_order_in_the_scores(tiny_model, monkeypatch) -> None:
+    """Final scores are float64 sigmoids: logits of 17-30 (where a float32 sigmoid reads 1.0 for
+    all of them) still give distinct scores in the logits' order."""
+    import logrerank.pipeline as pipeline
+
+    def large(enc, *args, **kwargs):
+        n = enc.local_logits.numel()
+        return 17.0 + torch.arange(n, dtype=torch.float32).flip(0) * (13.0 / max(1, n - 1))
+
+    monkeypatch.setattr(pipeline, "routed_logits", large)
+    r = tiny_model.rerank(QUERY, PASSAGES)
+    got = [s.score for s in sorted(r.sentences, key=lambda s: s.node)]
+    assert torch.sigmoid(torch.tensor(17.0)).item() == 1.0  # what float32 would have shown
+    assert all(a > b for a, b in zip(got, got[1:]))  # strictly falling with the node's logit
+    assert all(x < 1.0 for x in got)

@@ -37,7 +37,7 @@ def _examples(short_titles: bool = False, citing: bool = False) -> list[Example]
     return [Example(f"q{i}", query.format(t), docs, [f"d{i}"]) for i, t in enumerate(TOPICS)]
 
 
-def test_chosen_weight_is_the_best_macro_and_is_written(ckpt, monkeypatch):
+def test_chosen_weight_is_the_best_macro_and_is_written(ckpt, monkeypatch, tmp_path):
     model = LoGReranker.from_pretrained(str(ckpt))
     sets = {"a": _examples(), "b": _examples(short_titles=True), "c": _examples(citing=True)}
     encoded = {
@@ -50,7 +50,8 @@ def test_chosen_weight_is_the_best_macro_and_is_written(ckpt, monkeypatch):
     monkeypatch.setattr(route_tuning, "encode_cached", fake_encode_cached)
     monkeypatch.setattr(route_tuning, "MIN_POOLS", 2)
     specs = ("a:train:4", "b:train:4", "c:train:4")
-    out = route_tuning.tune_paper_route(ckpt, specs=specs, command="cmd")
+    out = route_tuning.tune_paper_route(ckpt, specs=specs, cache_dir=str(tmp_path), command="cmd")
+    assert (tmp_path / "dense-prior.safetensors").exists()  # the next tuning reads these
     # the short-titled pools are not paper pools; "a" holds questions, "c" citing queries
     assert out["pools"] == {
         "a:train:4": {"question": 4, "citance": 0},
@@ -94,7 +95,7 @@ def test_chosen_weight_is_the_best_macro_and_is_written(ckpt, monkeypatch):
     assert back.config.score.citance_route == (best["citance"] != best["question"])
     # re-tuning the written checkpoint starts from the same logits (its own paper prior is
     # left out of them), so it makes the same choice
-    again = route_tuning.tune_paper_route(ckpt, specs=specs, write=False)
+    again = route_tuning.tune_paper_route(ckpt, specs=specs, cache_dir=str(tmp_path), write=False)
     assert again["chosen"] == out["chosen"] and again["macro"] == out["macro"]
 
 

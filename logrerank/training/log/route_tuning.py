@@ -36,7 +36,13 @@ from pathlib import Path
 import torch
 
 from ...evaluation.metrics import ndcg_at_k
-from ...ranking.dense_prior import DENSE_SCALE, passage_cosines, sentence_cosines
+from ...ranking.dense_prior import (
+    DENSE_SCALE,
+    load_kept,
+    passage_cosines,
+    save_kept,
+    sentence_cosines,
+)
 from ...ranking.results import dense_term, final_logits, passage_logits
 from ...ranking.routing import lexical_weight_for, mean_title_words, pool_route
 from ...text.citations import has_citation_marker
@@ -205,8 +211,13 @@ def tune_paper_route(
     per: dict[str, dict[str, dict[str, float]]] = {k: {} for k in KINDS}
     cells = [cell(*p) for p in candidates()]
     sizes: dict[str, dict[str, int]] = {}
+    print(
+        f"dense-prior embeddings: {load_kept(model, cache_dir, log)} read from {cache_dir}",
+        file=log,
+    )
     for spec, exs, encs in _spec_pools(model, specs, cache_dir, log):
         rows = pool_rows(model, exs, encs)
+        save_kept(model, cache_dir)  # the next tuning embeds none of these texts again
         sizes[spec] = {k: sum(r["kind"] == k for r in rows) for k in KINDS}
         for k in KINDS:
             sub = [r for r in rows if r["kind"] == k]
