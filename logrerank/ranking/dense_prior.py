@@ -137,10 +137,13 @@ class DensePrior:
         return len(keys)
 
     def save(self, path: str | Path) -> int:
-        """Write every kept embedding to ``path`` (atomically); returns how many."""
+        """Write every kept embedding to ``path`` (atomically), together with those another
+        process has filed there since (read first, so runs sharing a folder add up); returns
+        how many the file holds."""
         if not self.kept:
             return 0
         path = Path(path)
+        self.load(path)  # rows filed meanwhile; ours stay where both have one
         keys = list(self.kept)
         tensors = {
             "digests": torch.frombuffer(bytearray(b"".join(keys)), dtype=torch.uint8).view(-1, 20),

@@ -121,14 +121,27 @@ def routed_logits(
             term.
     """
     hw = route.head_weight
-    out = final_logits(enc, l_global, score, route.lexical_weight, hw)
+    out = final_logits(enc, l_global, score, 0.0, hw)
     a = route.global_weight
     if l_global is not None and a < 1.0:
-        local = final_logits(enc, None, score, route.lexical_weight, hw)
-        out = a * out + (1.0 - a) * local
-    out = out + dense_term(enc, route.dense_weight, dense).to(out.dtype)
+        out = a * out + (1.0 - a) * final_logits(enc, None, score, 0.0, hw)
+    return out + prior_terms(enc, route, dense, titled).to(out.dtype)
+
+
+def prior_terms(enc: Encoded, route, dense: Tensor | None = None, titled: Tensor | None = None):
+    """``[N]`` the priors a pool's route adds to its blended logits (:func:`routed_logits`):
+
+        w * bm25_i + v * s * dense[passage_of] + u * s * titled
+
+    with ``w = route.lexical_weight`` and ``bm25_i`` the passage's lexical score
+    (:func:`logrerank.text.lexical.pool_lexical`), ``v``, ``u``, ``s`` as in
+    :func:`routed_logits`; a term whose weight is 0 or whose cosines are None is left out.
+    """
+    out = dense_term(enc, route.dense_weight, dense)
+    if route.lexical_weight:
+        out = out + route.lexical_weight * pool_lexical(enc)[:, 1].float()
     if titled is not None and route.sentence_weight:
-        out = out + (route.sentence_weight * DENSE_SCALE * titled.float()).to(out.dtype)
+        out = out + route.sentence_weight * DENSE_SCALE * titled.float()
     return out
 
 

@@ -87,3 +87,19 @@ def test_model_helpers_and_the_eval_hook_warn_on_a_foreign_file(tmp_path, capsys
     assert _load_kept(other, tmp_path / "sub") is None
     assert other.caches.dense.kept is None
     assert "dense-prior embeddings not kept" in capsys.readouterr().err
+
+
+def test_two_runs_sharing_a_folder_add_up(tmp_path):
+    """Two priors that read the same (empty) file and embed different texts both end up filed:
+    save() reads what the other wrote first."""
+    one, two = DensePrior(Fake(), name="enc"), DensePrior(Fake(), name="enc")
+    one.load(tmp_path / KEPT_FILE), two.load(tmp_path / KEPT_FILE)
+    one("q", [Passage("x")])
+    two("q", [Passage("yy"), Passage("zzz")])
+    assert one.save(tmp_path / KEPT_FILE) == 1
+    assert two.save(tmp_path / KEPT_FILE) == 3  # its two and the other's one
+    fake = Fake()
+    three = DensePrior(fake, name="enc")
+    assert three.load(tmp_path / KEPT_FILE) == 3
+    three("q", [Passage("x"), Passage("yy"), Passage("zzz")])
+    assert fake.seen == ["q"]

@@ -37,7 +37,10 @@ import torch
 from ...config import LoGConfig, SingleStageConfig
 from ...data.schema import Example
 from ...graph.inputs import graph_inputs
+from ...ranking.dense_prior import load_kept, route_prior, save_kept
 from ...ranking.losses import softmax_pool_loss
+from ...ranking.results import prior_terms
+from ...ranking.routing import pool_route
 from ...ranking.scoring import apply_adjustments
 from ..cv import (
     baseline_rows,
@@ -155,6 +158,20 @@ def pool_logits(model, enc, cache: dict) -> torch.Tensor:
     return out.logits
 
 
+def pool_priors(model, enc, cache: dict) -> torch.Tensor:
+    """``[N]`` the priors the pool's route adds to the graph stage's logits on a paper pool
+    (:func:`~logrerank.ranking.results.prior_terms`; zeros elsewhere), cached per pool for the run
+    (the cosines come from the model's :class:`~logrerank.ranking.dense_prior.DensePrior`)."""
+    key = ("priors", id(enc))
+    if key not in cache:
+        route = pool_route(model.config, enc.passages, enc.query)
+        zeros = torch.zeros(enc.local_logits.numel())
+        cache[key] = (
+            prior_terms(enc, route, *route_prior(model, enc, route)) if route.paper else zeros
+        )
+    return cache[key]
+
+
 def pool_loss(model, cfg: GraphCVConfig, ex: Example, enc, logits: torch.Tensor):
     """Stage-2 loss of one pool on its global logits (None when the pool gives no signal)."""
     if cfg.loss == "listwise":
@@ -186,13 +203,18 @@ def fit(model, cfg: GraphCVConfig, pools: list[tuple[Example, Any]], seed: int, 
     order = [i for _ in range(cfg.epochs) for i in rng.sample(range(len(pools)), len(pools))]
     loop = TrainLoop(total, every=max(1, total // 5), out=log)
     cache: dict = {}
+    if cfg.paper_priors:  # the paper pools' cosines, kept beside the encodings
+        load_kept(model, cfg.cache_dir, log)
     model.global_model.train()
     for s in range(total):
         opt.zero_grad(set_to_none=True)
         acc = 0.0
         for k in range(cfg.grad_accum):
             ex, enc = pools[order[(s * cfg.grad_accum + k) % len(order)]]
-            loss = pool_loss(model, cfg, ex, enc, pool_logits(model, enc, cache))
+            logits = pool_logits(model, enc, cache)
+            if cfg.paper_priors:
+                logits = logits + pool_priors(model, enc, cache)
+            loss = pool_loss(model, cfg, ex, enc, logits)
             if loss is None:
                 continue
             if ex.meta.get("source") not in MULTI_HOP_SOURCES:
@@ -206,6 +228,8 @@ def fit(model, cfg: GraphCVConfig, pools: list[tuple[Example, Any]], seed: int, 
     model.global_model.eval()
     for p in params:
         p.requires_grad = False
+    if cfg.paper_priors:
+        save_kept(model, cfg.cache_dir)
     return (time.perf_counter() - t0) / 60
 
 

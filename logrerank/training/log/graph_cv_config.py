@@ -76,6 +76,10 @@ class GraphCVConfig(JsonConfig):
     grad_accum: int = 8  # pools per optimiser step
     loss: str = "aligned"  # "aligned" (passage max + rationale softmax) or "listwise"
     sentence_weight: float = 1.0  # weight of the rationale-sentence term of "aligned"
+    # True: on paper pools the loss reads the graph stage's logits plus the priors the init's
+    # route adds there (lexical, dense passage, titled sentence: score.paper_* / citance_*), so
+    # the stage learns what those priors miss; False: its logits alone (the runs before)
+    paper_priors: bool = False
     aux_weight: float = 1.0  # loss weight of the single-passage (aux) pools
     threads: int = 1  # torch threads
     # True: encode the pools the cache lacks first; False: use the cached prefix of each split
