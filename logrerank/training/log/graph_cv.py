@@ -17,6 +17,11 @@ graph stage, on the same graph inputs as inference (:func:`logrerank.graph.input
 * :func:`run_dev_eval`: SciFact dev / Citation-Integrity dev (the cached pools) for every seed's
   checkpoint and its ablations.
 
+With ``paper_priors`` the loss of a paper pool reads the graph stage's logits plus the priors
+its route adds at inference (:func:`pool_priors`: the lexical, dense passage and titled-sentence
+terms of :mod:`logrerank.ranking.dense_prior` at the init's weights), so the stage learns what
+those priors miss instead of what they already add (``configs/global-evinf-priors.json``).
+
 ``logrerank train global --config configs/global-multihop.json [--cv] [--final] [--eval]``.
 """
 
