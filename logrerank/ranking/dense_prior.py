@@ -85,6 +85,7 @@ class DensePrior:
         self.name = name
         self.store: OrderedDict[str, Tensor] = OrderedDict()
         self.kept: dict[bytes, Tensor] | None = None  # digest -> [d]; every embedding, for a file
+        self.added = 0  # embeddings kept since the file was last read or written
         self._query: tuple[str, Tensor] | None = None  # the last query and its embedding
 
     def passage_embeddings(self, passages: list[Any]) -> Tensor:
@@ -104,6 +105,7 @@ class DensePrior:
                 self.store[t] = e
                 if self.kept is not None:
                     self.kept[digest(t)] = e
+                    self.added += 1
         rows = []
         for t in texts:
             self.store.move_to_end(t)
@@ -139,10 +141,13 @@ class DensePrior:
     def save(self, path: str | Path) -> int:
         """Write every kept embedding to ``path`` (atomically), together with those another
         process has filed there since (read first, so runs sharing a folder add up); returns
-        how many the file holds."""
+        how many the file holds. Nothing is written when nothing was added since the file was
+        read."""
         if not self.kept:
             return 0
         path = Path(path)
+        if not self.added and path.exists():
+            return len(self.kept)
         self.load(path)  # rows filed meanwhile; ours stay where both have one
         keys = list(self.kept)
         tensors = {
@@ -152,6 +157,7 @@ class DensePrior:
         tmp = path.with_suffix(".tmp")
         save_file(tensors, str(tmp), metadata={"embedder": self.name})
         tmp.replace(path)
+        self.added = 0
         return len(keys)
 
     def query_embedding(self, query: str) -> Tensor:

@@ -31,7 +31,8 @@ def test_digest_is_the_sha1_of_the_utf8_text():
 
 def test_kept_embeddings_survive_a_new_process_and_are_not_embedded_again(tmp_path):
     """A second DensePrior that reads the file embeds only the query; its cosines are the
-    first one's; every embedding is kept, also those the in-memory store has dropped."""
+    first one's; every embedding is kept, also those the in-memory store has dropped; a prior
+    that added nothing leaves the file as it is."""
     passages = [Passage("ab. cd.", "T"), Passage("e.")]
     sents = [SimpleNamespace(passage_idx=p, text=t) for p, t in ((0, "ab."), (0, "cd."), (1, "e."))]
     first = DensePrior(Fake(), max_passages=1, name="enc")
@@ -52,6 +53,14 @@ def test_kept_embeddings_survive_a_new_process_and_are_not_embedded_again(tmp_pa
     assert fake.seen == ["q", "T. new."]
     assert second.save(tmp_path / KEPT_FILE) == 5
     assert not list(tmp_path.glob("*.tmp"))  # written atomically
+    second("q", [Passage("xy", "T")])  # a new text ("T. xy"): added, and written
+    assert second.added == 1 and second.save(tmp_path / KEPT_FILE) == 6
+    third = DensePrior(Fake(), name="enc")
+    third.load(tmp_path / KEPT_FILE)
+    stamp = (tmp_path / KEPT_FILE).stat().st_mtime_ns
+    third.sentences("q", passages, sents)  # every text is kept: nothing new, no write
+    assert third.added == 0 and third.save(tmp_path / KEPT_FILE) == 6
+    assert (tmp_path / KEPT_FILE).stat().st_mtime_ns == stamp
 
 
 def test_a_file_of_another_embedder_is_refused(tmp_path):
