@@ -85,7 +85,7 @@ class DensePrior:
         self.name = name
         self.store: OrderedDict[str, Tensor] = OrderedDict()
         self.kept: dict[bytes, Tensor] | None = None  # digest -> [d]; every embedding, for a file
-        self.added = 0  # embeddings kept since the file was last read or written
+        self.added = 0  # embeddings computed (not read) since the file was last written
         self._query: tuple[str, Tensor] | None = None  # the last query and its embedding
 
     def passage_embeddings(self, passages: list[Any]) -> Tensor:
@@ -141,8 +141,8 @@ class DensePrior:
     def save(self, path: str | Path) -> int:
         """Write every kept embedding to ``path`` (atomically), together with those another
         process has filed there since (read first, so runs sharing a folder add up); returns
-        how many the file holds. Nothing is written when nothing was added since the file was
-        read."""
+        how many the file holds. Nothing is written when no embedding was computed since the
+        last write and the file exists."""
         if not self.kept:
             return 0
         path = Path(path)
