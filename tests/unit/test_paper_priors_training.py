@@ -79,3 +79,20 @@ def test_fit_with_paper_priors_learns_other_weights_and_keeps_the_cosines(
         trained[flag] = torch.cat([p.detach().flatten() for p in model.global_model.parameters()])
         assert (folder / KEPT_FILE).exists() == flag
     assert not torch.allclose(trained[True], trained[False])
+
+
+def test_citing_pools_can_be_left_out_of_the_prior_aware_loss(make_tiny_model):
+    """With citances=False (paper_priors_citances = false) a citing sentence's paper pool gets no
+    offsets, a question's still does."""
+    from dataclasses import replace
+
+    model = make_tiny_model(score=replace(SCORE, citance_route=True, citance_sentence_weight=2.0))
+    citing = model.encode("Aspirin was given as in [12].", _passages(PAPERS))
+    question = model.encode(QUESTION, _passages(PAPERS))
+    assert pool_route(model.config, citing.passages, citing.query).citance
+    assert graph_cv.pool_priors(model, citing, {}).abs().sum() > 0
+    assert graph_cv.pool_priors(model, citing, {}, citances=False).abs().sum() == 0
+    torch.testing.assert_close(
+        graph_cv.pool_priors(model, question, {}, citances=False),
+        graph_cv.pool_priors(model, question, {}),
+    )

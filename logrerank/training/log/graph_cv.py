@@ -163,17 +163,17 @@ def pool_logits(model, enc, cache: dict) -> torch.Tensor:
     return out.logits
 
 
-def pool_priors(model, enc, cache: dict) -> torch.Tensor:
+def pool_priors(model, enc, cache: dict, citances: bool = True) -> torch.Tensor:
     """``[N]`` the priors the pool's route adds to the graph stage's logits on a paper pool
-    (:func:`~logrerank.ranking.results.prior_terms`; zeros elsewhere), cached per pool for the run
-    (the cosines come from the model's :class:`~logrerank.ranking.dense_prior.DensePrior`)."""
-    key = ("priors", id(enc))
+    (:func:`~logrerank.ranking.results.prior_terms`; zeros elsewhere, and on the pools of citing
+    sentences unless ``citances``), cached per pool for the run (the cosines come from the
+    model's :class:`~logrerank.ranking.dense_prior.DensePrior`)."""
+    key = ("priors", id(enc), citances)
     if key not in cache:
         route = pool_route(model.config, enc.passages, enc.query)
+        used = route.paper and (citances or not route.citance)
         zeros = torch.zeros(enc.local_logits.numel())
-        cache[key] = (
-            prior_terms(enc, route, *route_prior(model, enc, route)) if route.paper else zeros
-        )
+        cache[key] = prior_terms(enc, route, *route_prior(model, enc, route)) if used else zeros
     return cache[key]
 
 
@@ -218,7 +218,7 @@ def fit(model, cfg: GraphCVConfig, pools: list[tuple[Example, Any]], seed: int, 
             ex, enc = pools[order[(s * cfg.grad_accum + k) % len(order)]]
             logits = pool_logits(model, enc, cache)
             if cfg.paper_priors:
-                logits = logits + pool_priors(model, enc, cache)
+                logits = logits + pool_priors(model, enc, cache, cfg.paper_priors_citances)
             loss = pool_loss(model, cfg, ex, enc, logits)
             if loss is None:
                 continue

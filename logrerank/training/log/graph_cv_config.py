@@ -80,6 +80,9 @@ class GraphCVConfig(JsonConfig):
     # route adds there (lexical, dense passage, titled sentence: score.paper_* / citance_*), so
     # the stage learns what those priors miss; False: its logits alone (the runs before)
     paper_priors: bool = False
+    # with paper_priors: False leaves the pools of citing sentences (a citation marker in the
+    # query) without them, so only question pools train on top of the priors
+    paper_priors_citances: bool = True
     aux_weight: float = 1.0  # loss weight of the single-passage (aux) pools
     threads: int = 1  # torch threads
     # True: encode the pools the cache lacks first; False: use the cached prefix of each split
