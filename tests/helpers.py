@@ -4,6 +4,7 @@
 * :func:`scores` / :func:`texts`: a ranking's ``(node, score)`` list, the passages' bodies.
 * :func:`make_questions`: small generated batch-reranking questions (JSONL rows).
 * :func:`load_bench_script`: a ``bench/`` script loaded as a module (``bench/`` is not a package).
+* :class:`FakeEmbedder`: a recording embedder with hand-checkable rows (dense-prior tests).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import json
 import math
 import sys
 from pathlib import Path
+
+import torch
 
 from logrerank.config import ROLE_NAMES
 from logrerank.text.segment import split_sentences
@@ -127,3 +130,16 @@ def make_questions(n: int, with_ids: bool = True, words: list[str] | None = None
             q["id"] = f"q{i}"
         out.append({**q, "passages": passages})
     return out
+
+
+class FakeEmbedder:
+    """An embedder of hand-checkable unit rows ``normalize([len(text), 1])`` that records every
+    text it was asked to embed (``seen``), for the dense-prior tests."""
+
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def embed(self, texts):
+        self.seen += texts
+        rows = [[float(len(t)), 1.0] for t in texts]
+        return torch.nn.functional.normalize(torch.tensor(rows), dim=-1)

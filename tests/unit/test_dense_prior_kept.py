@@ -5,22 +5,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-import torch
 
 from logrerank.ranking.dense_prior import KEPT_FILE, DensePrior, digest, load_kept, save_kept
 from logrerank.types import Passage
-
-
-class Fake:
-    """An embedder with hand-checkable unit rows that records what it was asked to embed."""
-
-    def __init__(self):
-        self.seen: list[str] = []
-
-    def embed(self, texts):
-        self.seen += texts
-        rows = [[float(len(t)), 1.0] for t in texts]
-        return torch.nn.functional.normalize(torch.tensor(rows), dim=-1)
+from tests.helpers import FakeEmbedder
 
 
 def test_digest_is_the_sha1_of_the_utf8_text():
@@ -35,7 +23,7 @@ def test_kept_embeddings_survive_a_new_process_and_are_not_embedded_again(tmp_pa
     that added nothing leaves the file as it is."""
     passages = [Passage("ab. cd.", "T"), Passage("e.")]
     sents = [SimpleNamespace(passage_idx=p, text=t) for p, t in ((0, "ab."), (0, "cd."), (1, "e."))]
-    first = DensePrior(Fake(), max_passages=1, name="enc")
+    first = DensePrior(FakeEmbedder(), max_passages=1, name="enc")
     assert first.load(tmp_path / KEPT_FILE) == 0  # nothing there yet: start empty
     before = first.sentences("q", passages, sents)
     before_p = first("q", passages)
@@ -43,7 +31,7 @@ def test_kept_embeddings_survive_a_new_process_and_are_not_embedded_again(tmp_pa
     # ... the kept rows do not: 4 texts (the untitled passage "e." is also its own sentence)
     assert first.save(tmp_path / KEPT_FILE) == 4
 
-    fake = Fake()
+    fake = FakeEmbedder()
     second = DensePrior(fake, name="enc")
     assert second.load(tmp_path / KEPT_FILE) == 4
     assert second.sentences("q", passages, sents).tolist() == pytest.approx(before.tolist())
@@ -55,7 +43,7 @@ def test_kept_embeddings_survive_a_new_process_and_are_not_embedded_again(tmp_pa
     assert not list(tmp_path.glob("*.tmp"))  # written atomically
     second("q", [Passage("xy", "T")])  # a new text ("T. xy"): added, and written
     assert second.added == 1 and second.save(tmp_path / KEPT_FILE) == 6
-    third = DensePrior(Fake(), name="enc")
+    third = DensePrior(FakeEmbedder(), name="enc")
     third.load(tmp_path / KEPT_FILE)
     stamp = (tmp_path / KEPT_FILE).stat().st_mtime_ns
     third.sentences("q", passages, sents)  # every text is kept: nothing new, no write
@@ -65,17 +53,17 @@ def test_kept_embeddings_survive_a_new_process_and_are_not_embedded_again(tmp_pa
 
 def test_a_file_of_another_embedder_is_refused(tmp_path):
     """Embeddings of another model never mix in: reading them raises, naming both."""
-    first = DensePrior(Fake(), name="enc-a")
+    first = DensePrior(FakeEmbedder(), name="enc-a")
     first.load(tmp_path / KEPT_FILE)
     first("q", [Passage("x")])
     first.save(tmp_path / KEPT_FILE)
     with pytest.raises(ValueError, match="enc-a.*enc-b"):
-        DensePrior(Fake(), name="enc-b").load(tmp_path / KEPT_FILE)
+        DensePrior(FakeEmbedder(), name="enc-b").load(tmp_path / KEPT_FILE)
 
 
 def test_nothing_is_written_when_nothing_was_kept(tmp_path):
     """Without load() a prior keeps nothing, and save() writes no file."""
-    prior = DensePrior(Fake(), name="enc")
+    prior = DensePrior(FakeEmbedder(), name="enc")
     prior("q", [Passage("x")])
     assert prior.kept is None and prior.save(tmp_path / KEPT_FILE) == 0
     assert not (tmp_path / KEPT_FILE).exists()
@@ -86,13 +74,13 @@ def test_model_helpers_and_the_eval_hook_warn_on_a_foreign_file(tmp_path, capsys
     warns and keeps nothing when the folder holds another embedder's file."""
     from logrerank.cli.eval import _load_kept
 
-    model = SimpleNamespace(caches=SimpleNamespace(dense=DensePrior(Fake(), name="enc")))
+    model = SimpleNamespace(caches=SimpleNamespace(dense=DensePrior(FakeEmbedder(), name="enc")))
     assert load_kept(model, tmp_path) == 0
     model.caches.dense("q", [Passage("x"), Passage("yy")])
     assert save_kept(model, tmp_path / "sub") == 2  # the folder is made
     assert _load_kept(model, tmp_path / "sub") == 2
 
-    other = SimpleNamespace(caches=SimpleNamespace(dense=DensePrior(Fake(), name="other")))
+    other = SimpleNamespace(caches=SimpleNamespace(dense=DensePrior(FakeEmbedder(), name="other")))
     assert _load_kept(other, tmp_path / "sub") is None
     assert other.caches.dense.kept is None
     assert "dense-prior embeddings not kept" in capsys.readouterr().err
@@ -101,13 +89,13 @@ def test_model_helpers_and_the_eval_hook_warn_on_a_foreign_file(tmp_path, capsys
 def test_two_runs_sharing_a_folder_add_up(tmp_path):
     """Two priors that read the same (empty) file and embed different texts both end up filed:
     save() reads what the other wrote first."""
-    one, two = DensePrior(Fake(), name="enc"), DensePrior(Fake(), name="enc")
+    one, two = DensePrior(FakeEmbedder(), name="enc"), DensePrior(FakeEmbedder(), name="enc")
     one.load(tmp_path / KEPT_FILE), two.load(tmp_path / KEPT_FILE)
     one("q", [Passage("x")])
     two("q", [Passage("yy"), Passage("zzz")])
     assert one.save(tmp_path / KEPT_FILE) == 1
     assert two.save(tmp_path / KEPT_FILE) == 3  # its two and the other's one
-    fake = Fake()
+    fake = FakeEmbedder()
     three = DensePrior(fake, name="enc")
     assert three.load(tmp_path / KEPT_FILE) == 3
     three("q", [Passage("x"), Passage("yy"), Passage("zzz")])

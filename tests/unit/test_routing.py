@@ -16,6 +16,7 @@ from logrerank.jsonconfig import ConfigError
 from logrerank.pipeline import LoGReranker
 from logrerank.training.log.graph_cv import _route_saved, attach_single_stage, single_stage_of
 from logrerank.types import Passage
+from tests.helpers import FakeEmbedder
 
 QUERY = "Which film did Harold Becker direct?"
 TITLED = [
@@ -498,16 +499,7 @@ def test_dense_prior_embeds_each_passage_once_and_forgets_the_oldest():
     changes."""
     from logrerank.ranking.dense_prior import DensePrior, passage_text
 
-    class Fake:
-        def __init__(self):
-            self.seen: list[str] = []
-
-        def embed(self, texts):
-            self.seen += texts
-            rows = [[float(len(t)), 1.0] for t in texts]  # hand-checkable vectors
-            return torch.nn.functional.normalize(torch.tensor(rows), dim=-1)
-
-    fake = Fake()
+    fake = FakeEmbedder()
     prior = DensePrior(fake, max_passages=2)
     a, b, c = Passage("xy", "T"), Passage("abc"), Passage("z", "Title")
     assert passage_text(a) == "T. xy" and passage_text(b) == "abc"
@@ -535,16 +527,7 @@ def test_titled_sentence_prior_reads_each_sentence_with_its_title():
 
     from logrerank.ranking.dense_prior import DensePrior, sentence_text
 
-    class Fake:
-        def __init__(self):
-            self.seen: list[str] = []
-
-        def embed(self, texts):
-            self.seen += texts
-            rows = [[float(len(t)), 1.0] for t in texts]
-            return torch.nn.functional.normalize(torch.tensor(rows), dim=-1)
-
-    fake = Fake()
+    fake = FakeEmbedder()
     prior = DensePrior(fake)
     passages = [Passage("ab. cd.", "T"), Passage("e.")]
     sents = [SimpleNamespace(passage_idx=p, text=t) for p, t in ((0, "ab."), (0, "cd."), (1, "e."))]
