@@ -139,6 +139,10 @@ class SingleStageConfig(JsonConfig):
     min_titled: float = 0.0
     graph: GraphConfig = field(default_factory=GraphConfig)  # this stage's graph (eqs. 8-10)
     global_: GlobalConfig = field(default_factory=GlobalConfig)  # this stage's GAT (eqs. 7, 11-16)
+    # store this stage's tensors as float16 in the checkpoint (loaded back into float32): for a
+    # model whose every route gives the stage weight 0 (score.untitled_global_weight = 0), where
+    # it only draws the app's attention view; halves its 7.8 MB in the bundled checkpoint
+    store_half: bool = False
     SECTIONS = {"graph": GraphConfig, "global_": GlobalConfig}
     ALIASES = {"global": "global_"}
 
@@ -208,6 +212,10 @@ class ScoreConfig(JsonConfig):
     # `logrerank tune-score --paper-route`, with its own lexical weight `citance_lexical_weight`
     citance_route: bool = False
     citance_global_weight: float = 1.0
+    # With citance_route: citing queries in paper pools read a multi-passage stage of their own
+    # (`global_citing`, same settings as `global`), put there by `logrerank citing-stage`
+    # (logrerank/training/log/citing_stage.py); False = the main multi-passage stage
+    citance_stage: bool = False
     citance_lexical_weight: float = 0.0
     # Dense passage prior of paper pools (logrerank/ranking/dense_prior.py; not in the paper):
     # v in f += v * 10 * cos(e_q, e_p), e_p the packaged embedder's reading of "title. text"

@@ -94,6 +94,7 @@ def write_checkpoint(
     base: dict[str, Tensor],
     config: dict[str, Any],
     extra: dict[str, Any] | None = None,
+    half: tuple[str, ...] = (),
 ) -> Path:
     """Write a LoG checkpoint folder (created).
 
@@ -103,9 +104,14 @@ def write_checkpoint(
         base: the packaged backbone's state dict; backbone tensors equal to it are not stored.
         config: ``LoGConfig.to_dict()``.
         extra: extra JSON-serialisable facts for config.json (training run, metrics).
+        half: name prefixes whose floating tensors are stored as float16 (loading casts them
+            back to the model's float32).
 
     Returns:
         ``path``.
+
+    Raises:
+        CheckpointError: a tensor of ``half`` does not fit float16 (it would read as infinite).
     """
     path.mkdir(parents=True, exist_ok=True)
     stored = {}
@@ -115,6 +121,10 @@ def write_checkpoint(
             if b is not None and b.shape == v.shape and torch.equal(b, v.detach().cpu()):
                 continue
         stored[k] = v.detach().cpu().contiguous()
+        if half and k.startswith(half) and v.is_floating_point():
+            stored[k] = stored[k].half()
+            if not torch.isfinite(stored[k]).all():
+                raise CheckpointError(f"tensor {k} does not fit float16")
     save_file(stored, str(path / WEIGHTS_NAME))
     meta = {
         "format": FORMAT,

@@ -24,7 +24,7 @@ from torch import nn
 from . import log_checkpoint as ckpt
 from .config import ContextConfig, GraphConfig, LoGConfig
 from .graph.global_model import GlobalReranker
-from .graph.inputs import SINGLE, global_scores, graph_inputs, stage_graph
+from .graph.inputs import extra_stages, global_scores, graph_inputs, stage_graph, stage_module
 from .graph.links import annotate_edges
 from .graph.sentence_graph import PAPER_RELATIONS
 from .inputs.limits import DEFAULT_LIMITS, Limits
@@ -121,12 +121,9 @@ class LoGReranker(nn.Module):
         self.tokenizer = tokenizer or bb.load_tokenizer(self.config.backbone.name_or_path)
         self.local = LocalScorer(encoder, self.config.local)
         self.global_model = GlobalReranker(self.local.hidden_size, self.config.global_)
-        # routed models: the single-passage stage of untitled pools (config.single)
-        self.global_single = (
-            GlobalReranker(self.local.hidden_size, self.config.single.global_)
-            if self.config.single.min_titled > 0
-            else None
-        )
+        # routed models: the single-passage stage of untitled pools (config.single) and the
+        # multi-passage stage of citing queries in paper pools (score.citance_stage)
+        self.global_single, self.global_citing = extra_stages(self.local.hidden_size, self.config)
         pc = self.config.passage  # learned passage score (logrerank/ranking/passage_head.py)
         self.passage_head = (
             PassageHead(self.local.hidden_size, pc.hidden, pc.proj_dim, pc.dropout)
@@ -187,7 +184,8 @@ class LoGReranker(nn.Module):
         """
         base = bb.load_encoder(self.config.backbone.name_or_path).state_dict()
         state, config = self.state_dict(), self.config.to_dict()
-        return ckpt.write_checkpoint(Path(path), state, base, config, extra)
+        half = ("global_single.",) if self.config.single.store_half else ()
+        return ckpt.write_checkpoint(Path(path), state, base, config, extra, half)
 
     # ------------------------------------------------------------------ inference
     def _autocast(self):
@@ -400,7 +398,7 @@ class LoGReranker(nn.Module):
         t0 = time.perf_counter()
         l_global, attention = None, None
         if use_global:
-            gm = self.global_single if path.stage == SINGLE else self.global_model
+            gm = stage_module(self, path.stage)
             _, l_global, attention = global_scores(gm, enc, data, lex, self.device_)
         timings["global"] = time.perf_counter() - t0
 

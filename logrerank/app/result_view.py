@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..ranking.routing import CITING
 from ..ranking.selection import order_note
 from ..ranking.shown_roles import TAGGER_SOURCE, role_source
 from ..types import json_safe
@@ -28,13 +29,19 @@ def cache_note(windows: Any, from_cache: bool) -> str:
 
 
 def stage_note(info: dict[str, Any], min_titled: float) -> str:
-    """Which of a routed model's two global stages ranked this input, and why."""
+    """Which of a routed model's global stages ranked this input, and why."""
     share = 100 * float(info.get("titled_fraction", 0.0))
     if info["global_stage"] == "single-passage":
         return (
             f"Global stage: single-passage ({share:.0f} % of the passages have a title, under "
             f"{100 * min_titled:.0f} %): the paper's graph, no link relations or lexical inputs "
             "(give passages titles to use the multi-passage stage)"
+        )
+    if info["global_stage"] == CITING:
+        return (
+            f"Global stage: multi-passage, the citing-query stage ({share:.0f} % of the passages "
+            "have a title; the question carries a citation marker and the titles are paper "
+            "titles): the multi-passage graph, read by the stage this model keeps for citing sentences"
         )
     return (
         f"Global stage: multi-passage ({share:.0f} % of the passages have a title): the graph "

@@ -129,8 +129,44 @@ def cmd_tune_ce_prior(args: argparse.Namespace) -> int:
     return main(args.options)
 
 
+def cmd_citing_stage(args: argparse.Namespace) -> int:
+    """Write a checkpoint with a multi-passage stage of its own for citing queries
+    (:mod:`logrerank.training.log.citing_stage`); prints the record it keeps."""
+    from ..training.log.citing_stage import add_citing_stage
+
+    for path in (args.checkpoint, args.citing):
+        if not (Path(path) / "config.json").is_file():
+            raise InputError(f"{path} is not a checkpoint folder (no config.json)")
+    try:
+        record = add_citing_stage(
+            args.checkpoint, args.citing, args.out, _command(), not args.single_float32
+        )
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+    print(json.dumps(record | {"written": args.out}, indent=1, default=str))
+    return 0
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Declare ``train``, ``tune-score`` and ``tune-ce-prior``."""
+    """Declare ``train``, ``tune-score``, ``tune-ce-prior`` and ``citing-stage``."""
+    g = sub.add_parser(
+        "citing-stage",
+        help="give a checkpoint a multi-passage stage of its own for citing queries",
+        description="Write --out: --checkpoint as is, plus the multi-passage stage of --citing "
+        "(a checkpoint trained on the same local stage) and the citing-query route cells its own "
+        "`tune-score --paper-route` chose; citing sentences in paper pools are then ranked by "
+        "that stage (logrerank/training/log/citing_stage.py). Nothing is trained.",
+    )
+    g.add_argument("--checkpoint", required=True, help="LoG checkpoint kept as is (questions)")
+    g.add_argument("--citing", required=True, help="LoG checkpoint whose stage serves citances")
+    g.add_argument("--out", required=True, help="output folder (new)")
+    g.add_argument(
+        "--single-float32",
+        action="store_true",
+        help="keep the single-passage stage in float32 (default: float16, which only a model "
+        "whose untitled route gives that stage weight 0 may do)",
+    )
+    g.set_defaults(func=cmd_citing_stage)
     c = sub.add_parser(
         "tune-ce-prior",
         help="choose a trained cross-encoder's lexical prior weight and score calibration",

@@ -16,18 +16,48 @@ from torch_geometric.data import Data
 
 from ..config import GlobalConfig, GraphConfig, LoGConfig
 from ..ranking.results import Encoded
-from ..ranking.routing import MULTI, SINGLE, pool_route
+from ..ranking.routing import CITING, MULTI, SINGLE, pool_route
 from ..text.lexical import pool_lexical
+from .global_model import GlobalReranker
 from .links import pool_links
 from .sentence_graph import build_graph
 
-__all__ = ["MULTI", "SINGLE", "graph_inputs", "global_scores", "route", "stage_graph"]
+__all__ = [
+    "CITING",
+    "MULTI",
+    "SINGLE",
+    "extra_stages",
+    "graph_inputs",
+    "global_scores",
+    "route",
+    "stage_graph",
+    "stage_module",
+]
 
 
 def route(config: LoGConfig, enc: Encoded) -> str:
-    """Which global stage ranks a pool (:data:`SINGLE` or :data:`MULTI`): the ``stage`` of its
-    :func:`logrerank.ranking.routing.pool_route`."""
-    return pool_route(config, enc.passages).stage
+    """Which global stage ranks a pool (:data:`SINGLE`, :data:`MULTI` or :data:`CITING`): the
+    ``stage`` of its :func:`logrerank.ranking.routing.pool_route`."""
+    return pool_route(config, enc.passages, enc.query).stage
+
+
+def extra_stages(hidden: int, config: LoGConfig):
+    """``(single, citing)``: the routed model's single-passage stage (``config.single``; None
+    when ``single.min_titled`` is 0) and its multi-passage stage for citing queries (the main
+    stage's settings; None without ``score.citance_stage``)."""
+    single = config.single.min_titled > 0
+    citing = config.score.citance_stage
+    return (
+        GlobalReranker(hidden, config.single.global_) if single else None,
+        GlobalReranker(hidden, config.global_) if citing else None,
+    )
+
+
+def stage_module(model, stage: str):
+    """The global stage module of ``model`` that ranks pools routed to ``stage``."""
+    if stage == SINGLE:
+        return model.global_single
+    return model.global_citing if stage == CITING else model.global_model
 
 
 def stage_configs(config: LoGConfig, stage: str) -> tuple[GraphConfig, GlobalConfig]:
@@ -50,7 +80,7 @@ def stage_graph(
     base, stage_cfg = stage_configs(config, stage)
     if graph is None:
         return dataclasses.replace(base), stage_cfg
-    if stage == MULTI:
+    if stage in (MULTI, CITING):  # the citing stage shares the main stage's settings
         return dataclasses.replace(graph), stage_cfg
     changed = {
         f.name: getattr(graph, f.name)

@@ -26,7 +26,9 @@ inference (:meth:`logrerank.pipeline.LoGReranker.rank_encoded`, which records it
   "Paper pools");
 * **citing queries**: with ``score.citance_route``, a paper pool whose query carries a citation
   marker (:func:`logrerank.text.citations.has_citation_marker`: a citing sentence, which wants
-  the span of the one paper it cites) takes ``a = score.citance_global_weight`` instead;
+  the span of the one paper it cites) takes ``a = score.citance_global_weight`` instead, and
+  with ``score.citance_stage`` its graph logits come from a multi-passage stage of its own
+  (:data:`CITING`; ``logrerank citing-stage``, docs/method.md, "Paper pools");
 * **paper lexical prior**: paper pools add ``score.paper_lexical_weight`` x passage BM25 to
   both ends of that blend (``score.citance_lexical_weight`` on the citing route), chosen with
   ``a`` by ``logrerank tune-score --paper-route``: on paper titles the multi-passage stage's
@@ -49,8 +51,8 @@ from ..config import LoGConfig, ScoreConfig
 from ..graph.links import titled_fraction
 from ..text.citations import has_citation_marker
 
-MULTI, SINGLE = "multi-passage", "single-passage"
-"""Names of the two global stages of a routed model."""
+MULTI, SINGLE, CITING = "multi-passage", "single-passage", "multi-passage (citing)"
+"""Names of the global stages of a routed model (the third only with ``score.citance_stage``)."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ class PoolRoute:
     """The routing decisions of one pool."""
 
     titled_fraction: float  # share of the pool's passages with a usable title
-    stage: str  # global stage: MULTI or SINGLE
+    stage: str  # global stage: MULTI, SINGLE or CITING
     lexical_weight: float  # w of the lexical prior in the final logits (0 = none)
     min_titled: float  # the threshold that chose the stage (single.min_titled; 0 = one stage)
     lexical_max_titled: float  # the threshold below which the lexical prior applies
@@ -73,7 +75,9 @@ class PoolRoute:
     def describe(self) -> str:
         """One line for people: which stage, why, and whether the lexical prior applies."""
         share = f"{100 * self.titled_fraction:.0f} % of the passages have a title"
-        if self.min_titled <= 0:
+        if self.stage == CITING:
+            stage = "the multi-passage stage of citing queries"
+        elif self.min_titled <= 0:
             stage = "one global stage"
         elif self.stage == SINGLE:
             stage = f"single-passage stage (under {100 * self.min_titled:.0f} % titled)"
@@ -178,9 +182,17 @@ def pool_route(config: LoGConfig, passages, query: str = "") -> PoolRoute:
     words = mean_title_words(passages)
     citance = is_citance(config.score, query)
     m = config.single.min_titled
+    stage = SINGLE if m > 0 and titled < m else MULTI
+    if (
+        stage == MULTI
+        and citance
+        and config.score.citance_stage
+        and is_paper_pool(config.score, words)
+    ):
+        stage = CITING
     return PoolRoute(
         titled_fraction=titled,
-        stage=SINGLE if m > 0 and titled < m else MULTI,
+        stage=stage,
         lexical_weight=lexical_weight_for(config.score, titled)
         or paper_lexical_weight_for(config.score, words, citance),
         min_titled=m,

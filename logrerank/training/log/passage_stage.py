@@ -29,7 +29,7 @@ import torch
 
 from ...config import PassageConfig
 from ...evaluation.metrics import ndcg_at_k
-from ...graph.inputs import SINGLE, global_scores, graph_inputs, stage_graph
+from ...graph.inputs import global_scores, graph_inputs, stage_graph, stage_module
 from ...jsonconfig import ConfigError, JsonConfig
 from ...ranking.dense_prior import route_prior
 from ...ranking.losses import softmax_pool_loss
@@ -102,7 +102,7 @@ def stage_logits(model, enc, stage: str) -> torch.Tensor:
     cfg = model.config
     gcfg, stage_cfg = stage_graph(cfg, stage, None)
     data, lex = graph_inputs(cfg, enc, gcfg, True, stage_cfg)
-    gm = model.global_single if stage == SINGLE else model.global_model
+    gm = stage_module(model, stage)
     with torch.no_grad():
         _, l_global, _ = global_scores(gm, enc, data, lex, model.device_)
     return l_global

@@ -1,0 +1,133 @@
+"""A multi-passage stage of its own for citing queries (``logrerank citing-stage``).
+
+Two stage-2 trainings that share one local stage can differ in what their multi-passage stage
+serves best: in the bundled model, the stage trained on top of the paper-pool priors of question
+pools (``configs/global-evinf-priors-questions.json``) ranks question pools, and the stage trained
+without them (``configs/global-evinf.json``) ranks citing queries in paper pools
+(docs/studies.md, "One stage for questions, one for citing sentences"). This module writes such
+a model: the ``base`` checkpoint as is, plus the ``citing`` checkpoint's multi-passage stage as
+``global_citing`` with the citing-query cells its own ``tune-score --paper-route`` chose
+(``score.citance_*``), and ``score.citance_stage`` on (:data:`logrerank.ranking.routing.CITING`).
+
+Nothing is trained here: both stages come from their own trainings, and the tuned routes come
+from their own checkpoints' ``training.paper_route`` records, which are kept in the result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+
+CITANCE_FIELDS = (
+    "citance_global_weight",
+    "citance_lexical_weight",
+    "citance_dense_weight",
+    "citance_sentence_weight",
+)
+"""The citing-query cells taken from the ``citing`` checkpoint (with ``citance_route`` on)."""
+
+SHARED_PREFIXES = ("local.", "passage_head.", "global_single.")
+"""Tensors the two checkpoints must hold equal: the stages both routes read."""
+
+_META_KEYS = ("format", "format_version", "model", "backbone_tensors_stored")
+
+
+def _route_summary(route: dict | None) -> dict | None:
+    """A ``training.paper_route`` record without its grid tables: what was chosen, on which
+    pools, by which command, and the citing-query macro of the chosen cell."""
+    if not route:
+        return None
+    keep = {k: route.get(k) for k in ("chosen", "objective", "pools", "command")}
+    ch = route.get("chosen", {})
+    key = "|".join(f"{ch.get(k, 0):g}" for k in CITANCE_FIELDS)
+    keep["citing_macro"] = route.get("macro", {}).get("citance", {}).get(key)
+    return keep
+
+
+def _load(path: str | Path):
+    from ...pipeline import LoGReranker
+
+    return LoGReranker.from_pretrained(str(path), device="cpu").eval()
+
+
+def check_compatible(base, citing) -> None:
+    """Raise ``ValueError`` unless the two models share their local (and single-passage) stage
+    tensor for tensor and their multi-passage stage settings, and neither has a citing stage."""
+    if base.config.global_ != citing.config.global_:
+        raise ValueError("the two checkpoints' multi-passage stages have different settings")
+    if base.global_citing is not None or citing.global_citing is not None:
+        raise ValueError("a checkpoint already has a citing stage; give two plain checkpoints")
+    own, other = base.state_dict(), citing.state_dict()
+    differ = [
+        k
+        for k in own
+        if k.startswith(SHARED_PREFIXES)
+        and (k not in other or other[k].shape != own[k].shape or not torch.equal(own[k], other[k]))
+    ]
+    if differ:
+        raise ValueError(
+            f"the two checkpoints do not share their local stage ({len(differ)} tensors differ, "
+            f"e.g. {differ[0]}): both stages must be trained on the same local stage"
+        )
+
+
+def add_citing_stage(
+    base: str | Path,
+    citing: str | Path,
+    out: str | Path,
+    command: str = "",
+    store_half: bool = True,
+) -> dict[str, Any]:
+    """Write ``out``: ``base`` with ``citing``'s multi-passage stage for citing queries.
+
+    Args:
+        base: checkpoint whose stages and question route are kept.
+        citing: checkpoint (same local stage) whose multi-passage stage and citing-query cells
+            serve citing queries in paper pools.
+        out: output folder (created; may not be ``base`` or ``citing``).
+        command: the command line, recorded in ``training.citing_stage``.
+        store_half: store the single-passage stage as float16 (``single.store_half``), for
+            models whose untitled route gives it weight 0; refused otherwise.
+
+    Returns:
+        The ``training.citing_stage`` record written.
+
+    Raises:
+        ValueError: incompatible checkpoints, ``out`` equal to an input, or ``store_half`` on a
+            model that ranks with its single-passage stage.
+    """
+    from ...pipeline import LoGReranker
+
+    out = Path(out)
+    if out.resolve() in (Path(base).resolve(), Path(citing).resolve()):
+        raise ValueError("--out must be a new folder, not one of the two checkpoints")
+    b, c = _load(base), _load(citing)
+    check_compatible(b, c)
+    if store_half and b.config.single.min_titled > 0 and b.config.score.untitled_global_weight > 0:
+        raise ValueError("the single-passage stage ranks untitled pools; keep it in float32")
+    cells = {k: getattr(c.config.score, k) for k in CITANCE_FIELDS}
+    score = dataclasses.replace(b.config.score, citance_route=True, citance_stage=True, **cells)
+    single = dataclasses.replace(b.config.single, store_half=store_half)
+    config = dataclasses.replace(b.config, score=score, single=single)
+    model = LoGReranker(config, encoder=b.local.encoder, tokenizer=b.tokenizer)
+    model.load_state_dict(b.state_dict(), strict=False)
+    model.global_citing.load_state_dict(c.global_model.state_dict())
+    meta = json.loads((Path(base) / "config.json").read_text(encoding="utf-8"))
+    cmeta = json.loads((Path(citing) / "config.json").read_text(encoding="utf-8"))
+    extra = {k: v for k, v in meta.items() if k not in _META_KEYS}
+    record = {
+        "base": str(base),
+        "citing": str(citing),
+        "citing_cells": cells,
+        "citing_training": {k: cmeta.get("training", {}).get(k) for k in ("config", "seed")},
+        "citing_paper_route": _route_summary(cmeta.get("training", {}).get("paper_route")),
+        "single_stored_half": store_half,
+        "command": command,
+    }
+    extra.setdefault("training", {})["citing_stage"] = record
+    model.save_pretrained(out, extra=extra)
+    return record
