@@ -15,6 +15,7 @@ import argparse
 import json
 import statistics
 import sys
+from pathlib import Path
 
 SPECS = (
     "scisumm:train:20:3000",
@@ -36,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     model = rt._frozen_model(args.checkpoint, args.threads)
     rt.load_kept(model, args.encodings, sys.stderr)
-    sc = json.loads(open(f"{args.checkpoint}/config.json").read())["model"]["score"]
+    config = Path(args.checkpoint) / "config.json"
+    sc = json.loads(config.read_text(encoding="utf-8"))["model"]["score"]
     a, w = sc["citance_global_weight"], sc["citance_lexical_weight"]
     v, u = sc["citance_dense_weight"], sc["citance_sentence_weight"]
     chosen, local = rt.cell(a, w, v, u), rt.cell(0, w, v, u)
