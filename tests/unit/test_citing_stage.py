@@ -118,6 +118,22 @@ def test_combined_checkpoint_ranks_questions_as_base_and_citances_as_the_donor(p
     assert meta["training"]["citing_stage"]["citing"] == str(citing_dir)
 
 
+def test_a_fresh_stage_two_drops_the_inits_citing_stage(pair, tmp_path):
+    """Training a new multi-passage stage from a two-stage checkpoint gives one stage for every
+    pool (the init's citing stage would otherwise rank citances silently)."""
+    from logrerank.training.log.graph_cv import with_new_graph
+    from logrerank.training.log.graph_cv_config import GraphCVConfig
+
+    base_dir, citing_dir, _, _ = pair
+    add_citing_stage(base_dir, citing_dir, tmp_path / "cs")
+    model = with_new_graph(LoGReranker.from_pretrained(tmp_path / "cs"), GraphCVConfig(), 13)
+    assert model.global_citing is None and not model.config.score.citance_stage
+    papers = [Passage(p["text"], p["title"]) for p in PAPERS]
+    assert pool_route(model.config, papers, PAPER_CITING).stage == MULTI
+    model.save_pretrained(tmp_path / "fresh")
+    assert LoGReranker.from_pretrained(tmp_path / "fresh").global_citing is None
+
+
 def test_checkpoints_with_other_local_stages_are_refused(pair, make_tiny_model, tmp_path):
     base_dir, _, _, _ = pair
     other = _model(make_tiny_model, 4)

@@ -118,6 +118,8 @@ def with_new_graph(model, cfg: GraphCVConfig, seed: int):
     merged = LoGConfig.from_dict(base)
     model.config.graph, model.config.global_ = merged.graph, merged.global_
     model.config.score = merged.score
+    # one fresh multi-passage stage serves every pool: an init's citing stage is not carried
+    model.config.score.citance_stage, model.global_citing = False, None
     model.config.validate()
     torch.manual_seed(seed)
     model.global_model = GlobalReranker(model.local.hidden_size, model.config.global_)
