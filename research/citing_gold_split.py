@@ -44,17 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     chosen, local = rt.cell(a, w, v, u), rt.cell(0, w, v, u)
     groups: dict[str, list[tuple[float, float]]] = {}
     for _, exs, encs in rt._spec_pools(model, SPECS, args.encodings, sys.stderr):
-        rows = rt.pool_rows(model, exs, encs, (0, a), (w,), (v,), (u,))
-        kept = [
-            ex
-            for ex, enc in zip(exs, encs)
-            if ex.gold_doc_ids and rt.mean_title_words(enc.passages) >= rt.TITLE_WORDS
-        ]
-        for ex, row in zip(kept, rows):
-            if row["kind"] == "citance":
-                n = "one gold passage" if len(ex.gold_doc_ids) == 1 else "two or more"
-                for key in (n, "all"):
-                    groups.setdefault(key, []).append((row[chosen], row[local]))
+        for ex, enc in zip(exs, encs):  # one pool at a time: its row (if any) is its own
+            for row in rt.pool_rows(model, [ex], [enc], (0, a), (w,), (v,), (u,)):
+                if row["kind"] == "citance":
+                    n = "one gold passage" if len(ex.gold_doc_ids) == 1 else "two or more"
+                    for key in (n, "all"):
+                        groups.setdefault(key, []).append((row[chosen], row[local]))
     print(f"cells: chosen {chosen}, local only {local}")
     for key, pairs in sorted(groups.items()):
         d = [g - lo for g, lo in pairs]

@@ -100,8 +100,6 @@ def add_citing_stage(
         ValueError: incompatible checkpoints, ``out`` equal to an input, or ``store_half`` on a
             model that ranks with its single-passage stage.
     """
-    from ...pipeline import LoGReranker
-
     out = Path(out)
     if out.resolve() in (Path(base).resolve(), Path(citing).resolve()):
         raise ValueError("--out must be a new folder, not one of the two checkpoints")
@@ -112,10 +110,8 @@ def add_citing_stage(
     cells = {k: getattr(c.config.score, k) for k in CITANCE_FIELDS}
     score = dataclasses.replace(b.config.score, citance_route=True, citance_stage=True, **cells)
     single = dataclasses.replace(b.config.single, store_half=store_half)
-    config = dataclasses.replace(b.config, score=score, single=single)
-    model = LoGReranker(config, encoder=b.local.encoder, tokenizer=b.tokenizer)
-    model.load_state_dict(b.state_dict(), strict=False)
-    model.global_citing.load_state_dict(c.global_model.state_dict())
+    b.config = dataclasses.replace(b.config, score=score, single=single)
+    b.global_citing = c.global_model  # the base keeps its stages; the donor's joins them
     meta = json.loads((Path(base) / "config.json").read_text(encoding="utf-8"))
     cmeta = json.loads((Path(citing) / "config.json").read_text(encoding="utf-8"))
     extra = {k: v for k, v in meta.items() if k not in _META_KEYS}
@@ -129,5 +125,5 @@ def add_citing_stage(
         "command": command,
     }
     extra.setdefault("training", {})["citing_stage"] = record
-    model.save_pretrained(out, extra=extra)
+    b.save_pretrained(out, extra=extra)
     return record
