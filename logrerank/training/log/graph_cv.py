@@ -244,6 +244,7 @@ def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
     """K-fold CV over the multi-hop questions; returns (and writes) the OOF summary."""
     torch.set_num_threads(cfg.threads)
     model = base_model(cfg)
+    load_kept(model, cfg.cache_dir, log)  # the paper pools' cosines: fold scoring reads them too
     mh = load_sets(model, cfg, cfg.multihop, "train", log)
     aux = load_sets(model, cfg, cfg.aux, "train", log, cfg.aux_offset)
     aux += load_extra(model, cfg, log)
@@ -298,8 +299,11 @@ def _references(cfg, model, mh, path: Path) -> dict[str, list]:
         return json.loads(path.read_text())
     from ...pipeline import LoGReranker
 
+    init = LoGReranker.from_pretrained(cfg.init, device="cpu")
+    load_kept(init, cfg.cache_dir)  # the same texts: embedded once, by whichever run came first
     refs = {"log-local": score_encoded(model, mh, use_global=False)}
-    refs["log-init"] = score_encoded(LoGReranker.from_pretrained(cfg.init, device="cpu"), mh)
+    refs["log-init"] = score_encoded(init, mh)
+    save_kept(model, cfg.cache_dir), save_kept(init, cfg.cache_dir)
     refs |= baseline_rows(mh)
     path.write_text(json.dumps(refs))
     return refs
