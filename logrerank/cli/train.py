@@ -139,7 +139,12 @@ def cmd_citing_stage(args: argparse.Namespace) -> int:
             raise InputError(f"{path} is not a checkpoint folder (no config.json)")
     try:
         record = add_citing_stage(
-            args.checkpoint, args.citing, args.out, _command(), not args.single_float32
+            args.checkpoint,
+            args.citing,
+            args.out,
+            _command(),
+            not args.single_float32,
+            args.citing_tunes,
         )
     except ValueError as exc:
         raise InputError(str(exc)) from exc
@@ -165,6 +170,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="keep the single-passage stage in float32 (default: float16, which only a model "
         "whose untitled route gives that stage weight 0 may do)",
+    )
+    g.add_argument(
+        "--citing-tunes",
+        nargs="+",
+        metavar="TUNE_JSON",
+        help="the `tune-score --paper-route` results of every seed of --citing's recipe: the "
+        "citing-query cells are the best cell of their mean table (one route for every seed) "
+        "instead of --citing's own",
     )
     g.set_defaults(func=cmd_citing_stage)
     c = sub.add_parser(

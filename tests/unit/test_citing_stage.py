@@ -160,3 +160,60 @@ def test_half_storage_refuses_tensors_float16_cannot_hold(tmp_path):
     with pytest.raises(CheckpointError, match="float16"):
         write_checkpoint(tmp_path / "c", state, {}, {}, half=("global_single.",))
     write_checkpoint(tmp_path / "ok", {"other": torch.tensor([1e6])}, {}, {}, half=("x.",))
+
+
+def _tune(best: str, second: str, second_score: float) -> dict:
+    """A tune result over the whole grid: 10 everywhere, 20 at ``best``, ``second_score`` at
+    ``second``."""
+    from logrerank.training.log.route_tuning import candidates, cell
+
+    table = {cell(*p): 10.0 for p in candidates()}
+    table[best], table[second] = 20.0, second_score
+    a, w, v, u = (float(x) for x in best.split("|"))
+    chosen = dict(
+        citance_global_weight=a, citance_lexical_weight=w, citance_dense_weight=v,
+        citance_sentence_weight=u,
+    )  # fmt: skip
+    return {"chosen": chosen, "macro": {"citance": table, "question": {}}}
+
+
+def test_pooled_cells_give_every_seed_the_best_mean_cell(pair, tmp_path, capsys):
+    """Seed 1 peaks at a=1 (20) with 0.75|0|0|2 at 19; seed 2 peaks at 0.5|0|0|2 (20) with
+    0.75|0|0|2 at 19: means 15 / 15 / 19, so the pooled cell is 0.75|0|0|2, neither seed's own."""
+    from logrerank.training.log.route_tuning import pooled_macro
+
+    base_dir, citing_dir, _, _ = pair
+    t1, t2 = _tune("1|0|0|2", "0.75|0|0|2", 19.0), _tune("0.5|0|0|2", "0.75|0|0|2", 19.0)
+    assert pooled_macro([t1, t2], "citance")["1|0|0|2"] == pytest.approx(15.0)
+    paths = [tmp_path / "t1.json", tmp_path / "t2.json"]
+    for path, tune in zip(paths, (t1, t2), strict=True):
+        path.write_text(json.dumps(tune))
+    record = add_citing_stage(base_dir, citing_dir, tmp_path / "cs", citing_tunes=paths)
+    want = dict(
+        citance_global_weight=0.75, citance_lexical_weight=0.0, citance_dense_weight=0.0,
+        citance_sentence_weight=2.0,
+    )  # fmt: skip
+    assert record["citing_cells"] == want
+    assert record["citing_cells_pooled"]["pooled_macro"] == pytest.approx(19.0)
+    assert record["citing_cells_pooled"]["own_cells"][0]["citance_global_weight"] == 1.0
+    sc = LoGReranker.from_pretrained(tmp_path / "cs").config.score
+    assert (sc.citance_global_weight, sc.citance_sentence_weight) == (0.75, 2.0)
+    # results that cannot be pooled are refused with a clear message, from the CLI too
+    (tmp_path / "bad.json").write_text("{not json")
+    (tmp_path / "q.json").write_text(json.dumps({"macro": {"question": {"0|0|0|0": 1.0}}}))
+    with pytest.raises(ValueError, match="cannot read"):
+        add_citing_stage(base_dir, citing_dir, tmp_path / "x", citing_tunes=[tmp_path / "bad.json"])
+    with pytest.raises(ValueError, match="no 'citance' macro"):
+        add_citing_stage(base_dir, citing_dir, tmp_path / "x", citing_tunes=[tmp_path / "q.json"])
+    partial = {"macro": {"citance": {"0|0|0|0": 1.0}}}
+    (tmp_path / "p.json").write_text(json.dumps(partial))
+    with pytest.raises(ValueError, match="different cells"):
+        add_citing_stage(
+            base_dir, citing_dir, tmp_path / "x", citing_tunes=[paths[0], tmp_path / "p.json"]
+        )
+    with pytest.raises(ValueError, match="current grid"):
+        add_citing_stage(base_dir, citing_dir, tmp_path / "x", citing_tunes=[tmp_path / "p.json"])
+    assert main(["citing-stage", "--checkpoint", str(base_dir), "--citing", str(citing_dir),
+                 "--out", str(tmp_path / "y"), "--citing-tunes", str(tmp_path / "bad.json")]) != 0  # fmt: skip
+    assert "cannot read the tune result" in capsys.readouterr().err
+    assert not (tmp_path / "y").exists()

@@ -10,7 +10,10 @@ a model: the ``base`` checkpoint as is, plus the ``citing`` checkpoint's multi-p
 (``score.citance_*``), and ``score.citance_stage`` on (:data:`logrerank.ranking.routing.CITING`).
 
 Nothing is trained here: both stages come from their own trainings, and the tuned routes come
-from their own checkpoints' ``training.paper_route`` records, which are kept in the result.
+from their own checkpoints' ``training.paper_route`` records, which are kept in the result. With
+``citing_tunes`` (the ``tune-score --paper-route`` results of every seed of the donor's recipe)
+the citing cells are instead the best cell of those seeds' pooled table
+(:func:`~logrerank.training.log.route_tuning.pooled_macro`), one route for every seed.
 """
 
 from __future__ import annotations
@@ -48,6 +51,36 @@ def _route_summary(route: dict | None) -> dict | None:
     return keep
 
 
+def pooled_citing_cells(paths: list[str | Path]) -> tuple[dict[str, float], dict[str, Any]]:
+    """``(cells, record)``: the citing-query cells (a, w, v, u) with the best mean citing macro
+    over the tune results in ``paths`` (JSON files of ``tune-score --paper-route``), and what
+    to record of them.
+
+    Raises:
+        ValueError: a file that is missing or not JSON, or results that cannot be pooled.
+    """
+    from .route_tuning import best_cell, cell, pooled_macro
+
+    tunes = []
+    for path in paths:
+        try:
+            tunes.append(json.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read the tune result {path}: {exc}") from exc
+    pooled = pooled_macro(tunes, "citance")
+    try:
+        best = best_cell(pooled)
+    except KeyError as exc:
+        raise ValueError(f"the tune results do not cover the current grid (no cell {exc})") from exc
+    record = {
+        "tunes": [str(p) for p in paths],
+        "rule": "the cell with the best mean citing macro over these seeds' tunes",
+        "pooled_macro": round(pooled[cell(*best)], 4),
+        "own_cells": [{k: t.get("chosen", {}).get(k) for k in CITANCE_FIELDS} for t in tunes],
+    }
+    return dict(zip(CITANCE_FIELDS, best, strict=True)), record
+
+
 def _load(path: str | Path):
     from ...pipeline import LoGReranker
 
@@ -81,6 +114,7 @@ def add_citing_stage(
     out: str | Path,
     command: str = "",
     store_half: bool = True,
+    citing_tunes: list[str | Path] | None = None,
 ) -> dict[str, Any]:
     """Write ``out``: ``base`` with ``citing``'s multi-passage stage for citing queries.
 
@@ -92,6 +126,8 @@ def add_citing_stage(
         command: the command line, recorded in ``training.citing_stage``.
         store_half: store the single-passage stage as float16 (``single.store_half``), for
             models whose untitled route gives it weight 0; refused otherwise.
+        citing_tunes: tune results of every seed of the donor's recipe; the citing cells are
+            then chosen on their pooled table (:func:`pooled_citing_cells`), not the donor's.
 
     Returns:
         The ``training.citing_stage`` record written.
@@ -108,6 +144,9 @@ def add_citing_stage(
     if store_half and b.config.single.min_titled > 0 and b.config.score.untitled_global_weight > 0:
         raise ValueError("the single-passage stage ranks untitled pools; keep it in float32")
     cells = {k: getattr(c.config.score, k) for k in CITANCE_FIELDS}
+    pooled = None
+    if citing_tunes:
+        cells, pooled = pooled_citing_cells(citing_tunes)
     score = dataclasses.replace(b.config.score, citance_route=True, citance_stage=True, **cells)
     single = dataclasses.replace(b.config.single, store_half=store_half)
     b.config = dataclasses.replace(b.config, score=score, single=single)
@@ -119,6 +158,7 @@ def add_citing_stage(
         "base": str(base),
         "citing": str(citing),
         "citing_cells": cells,
+        "citing_cells_pooled": pooled,
         "citing_training": {k: cmeta.get("training", {}).get(k) for k in ("config", "seed")},
         "citing_paper_route": _route_summary(cmeta.get("training", {}).get("paper_route")),
         "single_stored_half": store_half,

@@ -166,6 +166,30 @@ def best_cell(macro: dict[str, float]) -> tuple[float, float, float, float]:
     return max(candidates(), key=lambda p: (round(macro[cell(*p)], 6), -p[3], -p[2], -p[1], p[0]))
 
 
+def pooled_macro(tunes: list[dict], kind: str) -> dict[str, float]:
+    """Mean over runs (seeds of one training recipe) of each cell's macro for ``kind``.
+
+    ``pooled[c] = (1 / S) * sum_s macro_s[c]`` over the ``S`` tune results (the JSON that
+    ``tune-score --paper-route`` prints). Choosing on the pooled table gives every seed of a
+    recipe one route (docs/studies.md, "Seed-pooled citing cells").
+
+    Raises:
+        ValueError: fewer than one result, a result without ``macro[kind]``, or results over
+            different cells.
+    """
+    tables = []
+    for i, tune in enumerate(tunes):
+        table = tune.get("macro", {}).get(kind) if isinstance(tune, dict) else None
+        if not table:
+            raise ValueError(f"tune result {i + 1} has no '{kind}' macro table")
+        tables.append(table)
+    if not tables:
+        raise ValueError("no tune results to pool")
+    if any(set(t) != set(tables[0]) for t in tables):
+        raise ValueError("the tune results cover different cells; tune every seed on one grid")
+    return {c: sum(t[c] for t in tables) / len(tables) for c in tables[0]}
+
+
 def _frozen_model(checkpoint: str | Path, threads: int = 1):
     """The checkpoint's LoG model on CPU, ``threads`` torch threads, in eval mode (the tunings'
     frozen model)."""
