@@ -120,6 +120,12 @@ class GlobalConfig(JsonConfig):
     # eq. 15's MLP reads [x_v ; max over v's passage of x], so a signal that reached any sentence
     # of a passage can lift its best sentence (passage metrics rank a passage by its best one)
     passage_pool: bool = False
+    # a seed ensemble (adaptation): this many stages trained alike with different seeds, l_global
+    # their mean (logrerank/graph/ensemble.py; built by `logrerank ensemble-stage`, never trained)
+    members: int = 1
+    # store the multi-passage stages (global_model, global_citing) as float16 in the checkpoint,
+    # loaded back into float32: keeps an ensemble's checkpoint under 20 MB
+    store_half: bool = False
 
 
 @dataclass
@@ -313,6 +319,8 @@ class LoGConfig(JsonConfig):
             raise ConfigError("global.relations must be 8 (paper) or 11 (with link relations)")
         if (g.mentions or g.shared_terms) and self.global_.relations < 11:
             raise ConfigError("graph.mentions / graph.shared_terms need global.relations = 11")
+        if self.global_.members < 1 or self.single.global_.members != 1:
+            raise ConfigError("global.members must be >= 1 (single.global.members 1)")
         if self.global_.hidden % self.global_.heads:
             raise ConfigError("global.hidden must be divisible by global.heads")
         if (

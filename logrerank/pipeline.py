@@ -23,7 +23,7 @@ from torch import nn
 
 from . import log_checkpoint as ckpt
 from .config import ContextConfig, GraphConfig, LoGConfig
-from .graph.global_model import GlobalReranker
+from .graph.ensemble import build_global_stage, half_prefixes
 from .graph.inputs import extra_stages, global_scores, graph_inputs, stage_graph, stage_module
 from .graph.links import annotate_edges
 from .graph.sentence_graph import PAPER_RELATIONS
@@ -120,7 +120,7 @@ class LoGReranker(nn.Module):
         )
         self.tokenizer = tokenizer or bb.load_tokenizer(self.config.backbone.name_or_path)
         self.local = LocalScorer(encoder, self.config.local)
-        self.global_model = GlobalReranker(self.local.hidden_size, self.config.global_)
+        self.global_model = build_global_stage(self.local.hidden_size, self.config.global_)
         # routed models: the single-passage stage of untitled pools (config.single) and the
         # multi-passage stage of citing queries in paper pools (score.citance_stage)
         self.global_single, self.global_citing = extra_stages(self.local.hidden_size, self.config)
@@ -184,7 +184,7 @@ class LoGReranker(nn.Module):
         """
         base = bb.load_encoder(self.config.backbone.name_or_path).state_dict()
         state, config = self.state_dict(), self.config.to_dict()
-        half = ("global_single.",) if self.config.single.store_half else ()
+        half = half_prefixes(self.config)
         return ckpt.write_checkpoint(Path(path), state, base, config, extra, half)
 
     # ------------------------------------------------------------------ inference

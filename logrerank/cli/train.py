@@ -152,8 +152,25 @@ def cmd_citing_stage(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ensemble_stage(args: argparse.Namespace) -> int:
+    """Write a checkpoint whose multi-passage stage is a seed ensemble
+    (:mod:`logrerank.training.log.ensemble_stage`); prints the record it keeps."""
+    from ..training.log.ensemble_stage import build_ensemble
+
+    for path in args.checkpoints:
+        if not (Path(path) / "config.json").is_file():
+            raise InputError(f"{path} is not a checkpoint folder (no config.json)")
+    try:
+        record = build_ensemble(args.checkpoints, args.out, _command(), not args.float32)
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+    print(json.dumps(record | {"written": args.out}, indent=1, default=str))
+    return 0
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Declare ``train``, ``tune-score``, ``tune-ce-prior`` and ``citing-stage``."""
+    """Declare ``train``, ``tune-score``, ``tune-ce-prior``, ``citing-stage`` and
+    ``ensemble-stage``."""
     g = sub.add_parser(
         "citing-stage",
         help="give a checkpoint a multi-passage stage of its own for citing queries",
@@ -180,6 +197,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "instead of --citing's own",
     )
     g.set_defaults(func=cmd_citing_stage)
+    e = sub.add_parser(
+        "ensemble-stage",
+        help="make the multi-passage stage a seed ensemble of several checkpoints' stages",
+        description="Write --out: the first --checkpoints folder as is, its multi-passage stage "
+        "replaced by the ensemble (mean global logit) of every checkpoint's stage; they must share "
+        "the local stage (e.g. the seeds of one `train global --final`). Nothing is trained; "
+        "tune the route with `tune-score --paper-route` afterwards "
+        "(logrerank/training/log/ensemble_stage.py).",
+    )
+    e.add_argument("--checkpoints", nargs="+", required=True, help="two or more LoG checkpoints")
+    e.add_argument("--out", required=True, help="output folder (new)")
+    e.add_argument(
+        "--float32",
+        action="store_true",
+        help="store the ensemble's stages in float32 (default: float16, loaded back as float32)",
+    )
+    e.set_defaults(func=cmd_ensemble_stage)
     c = sub.add_parser(
         "tune-ce-prior",
         help="choose a trained cross-encoder's lexical prior weight and score calibration",

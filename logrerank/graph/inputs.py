@@ -18,6 +18,7 @@ from ..config import GlobalConfig, GraphConfig, LoGConfig
 from ..ranking.results import Encoded
 from ..ranking.routing import CITING, MULTI, SINGLE, pool_route
 from ..text.lexical import pool_lexical
+from .ensemble import build_global_stage
 from .global_model import GlobalReranker
 from .links import pool_links
 from .sentence_graph import build_graph
@@ -49,7 +50,7 @@ def extra_stages(hidden: int, config: LoGConfig):
     citing = config.score.citance_stage
     return (
         GlobalReranker(hidden, config.single.global_) if single else None,
-        GlobalReranker(hidden, config.global_) if citing else None,
+        build_global_stage(hidden, config.global_) if citing else None,
     )
 
 

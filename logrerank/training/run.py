@@ -201,7 +201,7 @@ def _cv_plan(cfg: Any) -> dict[str, Any]:
     data files and (unless ``encode``) their cached encodings."""
     from ..data.common import default_data_root
     from .log.encode_cache import cache_stem
-    from .log.graph_cv import plan
+    from .log.graph_cv_config import plan
     from .queries import train_data_files
 
     _checkpoint(cfg.init, "init (the stage-1 checkpoint)")

@@ -41,6 +41,7 @@ import torch
 
 from ...config import LoGConfig, SingleStageConfig
 from ...data.schema import Example
+from ...graph.ensemble import GlobalEnsemble
 from ...graph.inputs import graph_inputs
 from ...ranking.dense_prior import load_kept, route_prior, save_kept
 from ...ranking.losses import softmax_pool_loss
@@ -116,6 +117,8 @@ def with_new_graph(model, cfg: GraphCVConfig, seed: int):
     for section, values in cfg.model.items():  # per-field overrides of each section
         base[section] = {**base[section], **values}
     merged = LoGConfig.from_dict(base)
+    # one fresh stage, stored in float32, whatever the init was (a seed ensemble is built later)
+    merged.global_ = dataclasses.replace(merged.global_, members=1, store_half=False)
     model.config.graph, model.config.global_ = merged.graph, merged.global_
     model.config.score = merged.score
     # one fresh multi-passage stage serves every pool: an init's citing stage is not carried
@@ -269,8 +272,13 @@ def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
             continue
         train = [p for p, f in zip(mh, folds) if f != k] + aux
         test = [p for p, f in zip(mh, folds) if f == k]
-        with_new_graph(model, cfg, cfg.cv_seed)
-        m = fit(model, cfg, train, cfg.cv_seed, log)
+        m, members = 0.0, []
+        for seed in cfg.cv_members or [cfg.cv_seed]:
+            with_new_graph(model, cfg, seed)
+            m += fit(model, cfg, train, seed, log)
+            members.append(model.global_model)
+        if len(members) > 1:  # score the fold with the seed ensemble of its models
+            model.global_model = GlobalEnsemble.of(members)
         rows = score_encoded(model, test)
         path.write_text(json.dumps({"rows": rows, "minutes": m}))
         oof, minutes = oof + rows, minutes + m
@@ -432,19 +440,3 @@ def run_dev_eval(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
     (Path(cfg.out) / "final_results.json").write_text(json.dumps(results, indent=1))
     print(json.dumps(agg, indent=1), file=log, flush=True)
     return results
-
-
-def plan(cfg: GraphCVConfig) -> dict[str, Any]:
-    """What a run would read and write (``--dry-run``)."""
-    from .encode_cache import cache_stem
-
-    splits = [(s, "train", n) for s, n in {**cfg.multihop, **cfg.aux}.items()]
-    splits += [(s, "dev", n) for s, n in cfg.dev.items()]
-    caches = {f"{s}-{sp}": str(cache_stem(cfg.cache_dir, s, sp, n or None)) for s, sp, n in splits}
-    return {
-        "inputs": {"init": cfg.init},
-        "encodings": caches,
-        "work_dir": str(Path(cfg.work_dir) / cfg.digest()),
-        "output": cfg.out,
-        "config": dataclasses.asdict(cfg),
-    }

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ...config import LoGConfig
@@ -69,6 +70,9 @@ class GraphCVConfig(JsonConfig):
     aux_folds: bool = True
     seeds: list[int] = field(default_factory=lambda: [13, 14, 15])  # one final model per seed
     cv_seed: int = 13  # seed of the cross-validation models
+    # a seed ensemble out of fold: each fold trains one model per seed listed here and scores its
+    # held-out pools with their mean logits (logrerank/graph/ensemble.py); empty = cv_seed alone
+    cv_members: list[int] = field(default_factory=list)
     epochs: int = 6
     lr: float = 1e-3
     weight_decay: float = 0.01
@@ -135,7 +139,7 @@ class GraphCVConfig(JsonConfig):
         d = dataclasses.asdict(self)
         for k in _NOT_IN_DIGEST:
             d.pop(k)
-        for k in ("aux_offset", "aux_extra"):  # the digest of runs from before these fields
+        for k in ("aux_offset", "aux_extra", "cv_members"):  # the digest of runs from before these
             if not d[k]:
                 d.pop(k)
         if d["fold_groups"] == "question":  # likewise
@@ -148,3 +152,19 @@ def is_graph_cv_config(data: Any) -> bool:
     ``"global-multihop"`` (a stage-2 :class:`~logrerank.training.log.log_config.TrainConfig` says
     ``"global"``)."""
     return isinstance(data, dict) and data.get("stage") == STAGE
+
+
+def plan(cfg: GraphCVConfig) -> dict[str, Any]:
+    """What a run would read and write (``--dry-run``)."""
+    from .encode_cache import cache_stem
+
+    splits = [(s, "train", n) for s, n in {**cfg.multihop, **cfg.aux}.items()]
+    splits += [(s, "dev", n) for s, n in cfg.dev.items()]
+    caches = {f"{s}-{sp}": str(cache_stem(cfg.cache_dir, s, sp, n or None)) for s, sp, n in splits}
+    return {
+        "inputs": {"init": cfg.init},
+        "encodings": caches,
+        "work_dir": str(Path(cfg.work_dir) / cfg.digest()),
+        "output": cfg.out,
+        "config": dataclasses.asdict(cfg),
+    }
