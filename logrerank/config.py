@@ -123,6 +123,9 @@ class GlobalConfig(JsonConfig):
     # a seed ensemble (adaptation): this many stages trained alike with different seeds, l_global
     # their mean (logrerank/graph/ensemble.py; built by `logrerank ensemble-stage`, never trained)
     members: int = 1
+    # the same for the citing-query stage (global_citing, `logrerank citing-stage`), which may be
+    # one stage while the main stage is an ensemble
+    citing_members: int = 1
     # store the multi-passage stages (global_model, global_citing) as float16 in the checkpoint,
     # loaded back into float32: keeps an ensemble's checkpoint under 20 MB
     store_half: bool = False
@@ -319,8 +322,11 @@ class LoGConfig(JsonConfig):
             raise ConfigError("global.relations must be 8 (paper) or 11 (with link relations)")
         if (g.mentions or g.shared_terms) and self.global_.relations < 11:
             raise ConfigError("graph.mentions / graph.shared_terms need global.relations = 11")
-        if self.global_.members < 1 or self.single.global_.members != 1:
-            raise ConfigError("global.members must be >= 1 (single.global.members 1)")
+        g_ = self.global_
+        if min(g_.members, g_.citing_members) < 1 or self.single.global_.members != 1:
+            raise ConfigError(
+                "global.members and global.citing_members must be >= 1 (single.global.members 1)"
+            )
         if self.global_.hidden % self.global_.heads:
             raise ConfigError("global.hidden must be divisible by global.heads")
         if (

@@ -50,8 +50,13 @@ def extra_stages(hidden: int, config: LoGConfig):
     citing = config.score.citance_stage
     return (
         GlobalReranker(hidden, config.single.global_) if single else None,
-        build_global_stage(hidden, config.global_) if citing else None,
+        build_global_stage(hidden, _citing_config(config.global_)) if citing else None,
     )
+
+
+def _citing_config(glob: GlobalConfig) -> GlobalConfig:
+    """The citing-query stage's settings: the main stage's, with its own number of members."""
+    return dataclasses.replace(glob, members=glob.citing_members)
 
 
 def stage_module(model, stage: str):

@@ -89,6 +89,14 @@ def test_checkpoint_round_trip_and_citing_ensemble(seeds, tmp_path):
     cs = LoGReranker.from_pretrained(tmp_path / "cs")
     assert isinstance(cs.global_citing, GlobalEnsemble)
     assert cs.rerank(PAPER_CITING, PASSAGES).info["route"]["stage"] == CITING
+    # a question ensemble with one citing stage (the bundled shape): the citing stage is one
+    # seed's, scores as that seed's stage does (float16 storage aside)
+    add_citing_stage(tmp_path / "ens", dirs[1], tmp_path / "cs1")
+    one = LoGReranker.from_pretrained(tmp_path / "cs1")
+    assert (one.config.global_.members, one.config.global_.citing_members) == (3, 1)
+    assert not isinstance(one.global_citing, GlobalEnsemble)
+    want = _global_logits(models[1], PAPER_CITING)  # seed 1 alone ranks its citing pools
+    assert torch.allclose(_global_logits(one, PAPER_CITING), want, atol=2e-2)
 
 
 def test_training_from_an_ensemble_starts_one_fresh_stage(seeds, tmp_path):

@@ -18,8 +18,8 @@ the citing cells are instead the best cell of those seeds' pooled table
 
 from __future__ import annotations
 
-import dataclasses
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,8 @@ def _load(path: str | Path):
 def check_compatible(base, citing) -> None:
     """Raise ``ValueError`` unless the two models share their local (and single-passage) stage
     tensor for tensor and their multi-passage stage settings, and neither has a citing stage."""
-    if base.config.global_ != citing.config.global_:
+    plain = {"members": 1, "citing_members": 1, "store_half": False}  # seed ensembles may differ
+    if replace(base.config.global_, **plain) != replace(citing.config.global_, **plain):
         raise ValueError("the two checkpoints' multi-passage stages have different settings")
     if base.global_citing is not None or citing.global_citing is not None:
         raise ValueError("a checkpoint already has a citing stage; give two plain checkpoints")
@@ -147,9 +148,10 @@ def add_citing_stage(
     pooled = None
     if citing_tunes:
         cells, pooled = pooled_citing_cells(citing_tunes)
-    score = dataclasses.replace(b.config.score, citance_route=True, citance_stage=True, **cells)
-    single = dataclasses.replace(b.config.single, store_half=store_half)
-    b.config = dataclasses.replace(b.config, score=score, single=single)
+    score = replace(b.config.score, citance_route=True, citance_stage=True, **cells)
+    single = replace(b.config.single, store_half=store_half)
+    glob = replace(b.config.global_, citing_members=c.config.global_.members)
+    b.config = replace(b.config, score=score, single=single, global_=glob)
     b.global_citing = c.global_model  # the base keeps its stages; the donor's joins them
     meta = json.loads((Path(base) / "config.json").read_text(encoding="utf-8"))
     cmeta = json.loads((Path(citing) / "config.json").read_text(encoding="utf-8"))

@@ -118,7 +118,9 @@ def with_new_graph(model, cfg: GraphCVConfig, seed: int):
         base[section] = {**base[section], **values}
     merged = LoGConfig.from_dict(base)
     # one fresh stage, stored in float32, whatever the init was (a seed ensemble is built later)
-    merged.global_ = dataclasses.replace(merged.global_, members=1, store_half=False)
+    merged.global_ = dataclasses.replace(
+        merged.global_, members=1, citing_members=1, store_half=False
+    )
     model.config.graph, model.config.global_ = merged.graph, merged.global_
     model.config.score = merged.score
     # one fresh multi-passage stage serves every pool: an init's citing stage is not carried
