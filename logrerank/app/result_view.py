@@ -28,8 +28,24 @@ def cache_note(windows: Any, from_cache: bool) -> str:
     return f" · passage cache: {hit} of {total} windows reused (only the query and joint layer ran)"
 
 
-def stage_note(info: dict[str, Any], min_titled: float) -> str:
-    """Which of a routed model's global stages ranked this input, and why."""
+def stage_members(model: Any, stage: str) -> int:
+    """How many stages (a seed ensemble when > 1) the global stage named ``stage`` holds."""
+    glob = getattr(getattr(model, "config", None), "global_", None)
+    if glob is None or stage == "single-passage":
+        return 1
+    return glob.citing_members if stage == CITING else glob.members
+
+
+def stage_note(info: dict[str, Any], min_titled: float, members: int = 1) -> str:
+    """Which of a routed model's global stages ranked this input, and why (and, for a seed
+    ensemble of ``members`` stages, that it is one)."""
+    note = _stage_text(info, min_titled)
+    if members > 1:
+        note += f"; a seed ensemble of {members} stages trained alike (the mean of their logits)"
+    return note
+
+
+def _stage_text(info: dict[str, Any], min_titled: float) -> str:
     share = 100 * float(info.get("titled_fraction", 0.0))
     if info["global_stage"] == "single-passage":
         return (
@@ -90,7 +106,8 @@ def notes(out: Ranked, session: Session) -> list[str]:
             "reading (eq. 3, used inside the local score) is in Explain"
         )
     if out.min_titled > 0 and ranking.info.get("global_stage"):
-        lines.append(stage_note(ranking.info, out.min_titled))
+        stage = ranking.info["global_stage"]
+        lines.append(stage_note(ranking.info, out.min_titled, stage_members(out.model, stage)))
     route = ranking.info.get("route") or {}
     if (
         route.get("lexical_weight")

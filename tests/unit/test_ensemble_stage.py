@@ -10,6 +10,7 @@ import pytest
 import torch
 from safetensors import safe_open
 
+from logrerank.app.result_view import stage_members, stage_note
 from logrerank.cli import main
 from logrerank.graph.ensemble import GlobalEnsemble
 from logrerank.graph.inputs import CITING, MULTI, global_scores, graph_inputs, route
@@ -89,12 +90,17 @@ def test_checkpoint_round_trip_and_citing_ensemble(seeds, tmp_path):
     cs = LoGReranker.from_pretrained(tmp_path / "cs")
     assert isinstance(cs.global_citing, GlobalEnsemble)
     assert cs.rerank(PAPER_CITING, PASSAGES).info["route"]["stage"] == CITING
+    info = cs.rerank(PAPER_QUESTION, PASSAGES).info
+    note = stage_note(info, 0.5, stage_members(cs, info["global_stage"]))
+    assert "seed ensemble of 3 stages" in note
     # a question ensemble with one citing stage (the bundled shape): the citing stage is one
     # seed's, scores as that seed's stage does (float16 storage aside)
     add_citing_stage(tmp_path / "ens", dirs[1], tmp_path / "cs1")
     one = LoGReranker.from_pretrained(tmp_path / "cs1")
     assert (one.config.global_.members, one.config.global_.citing_members) == (3, 1)
     assert not isinstance(one.global_citing, GlobalEnsemble)
+    assert stage_members(one, CITING) == 1 and stage_members(one, MULTI) == 3
+    assert "ensemble" not in stage_note(one.rerank(PAPER_CITING, PASSAGES).info, 0.5, 1)
     want = _global_logits(models[1], PAPER_CITING)  # seed 1 alone ranks its citing pools
     assert torch.allclose(_global_logits(one, PAPER_CITING), want, atol=2e-2)
 
