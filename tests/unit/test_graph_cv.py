@@ -117,6 +117,15 @@ def test_cv_config_types_and_overrides(tmp_path):
     assert GraphCVConfig().digest() != GraphCVConfig().override(["epochs=2"]).digest()
 
 
+def test_cv_members_name_their_own_cv_work():
+    """An ensemble CV (``cv_members``) is cached apart from the single-seed CV; an empty list
+    keeps the digest of the runs from before the field existed."""
+    single = GraphCVConfig()
+    ens = GraphCVConfig().override(["cv_members=[13,14,15]"])
+    assert ens.cv_members == [13, 14, 15] and ens.digest() != single.digest()
+    assert GraphCVConfig().override(["cv_members=[]"]).digest() == single.digest()
+
+
 def test_cv_config_is_named_by_its_stage_field():
     from logrerank.training.log.graph_cv_config import is_graph_cv_config
 

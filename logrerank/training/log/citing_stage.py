@@ -140,14 +140,14 @@ def add_citing_stage(
     out = Path(out)
     if out.resolve() in (Path(base).resolve(), Path(citing).resolve()):
         raise ValueError("--out must be a new folder, not one of the two checkpoints")
+    pooled = pooled_citing_cells(citing_tunes) if citing_tunes else None  # bad files: fail fast
     b, c = _load(base), _load(citing)
     check_compatible(b, c)
     if store_half and b.config.single.min_titled > 0 and b.config.score.untitled_global_weight > 0:
         raise ValueError("the single-passage stage ranks untitled pools; keep it in float32")
     cells = {k: getattr(c.config.score, k) for k in CITANCE_FIELDS}
-    pooled = None
-    if citing_tunes:
-        cells, pooled = pooled_citing_cells(citing_tunes)
+    if pooled:
+        cells, pooled = pooled
     score = replace(b.config.score, citance_route=True, citance_stage=True, **cells)
     single = replace(b.config.single, store_half=store_half)
     glob = replace(b.config.global_, citing_members=c.config.global_.members)
