@@ -187,7 +187,7 @@ def test_app_details_show_the_pools_route_and_head_weight(routed):
     session = SimpleNamespace(encodes=1, recomputes=0)
 
     def details(ranking):
-        out = SimpleNamespace(ranking=ranking, from_cache=False, min_titled=0.5)
+        out = SimpleNamespace(ranking=ranking, from_cache=False, min_titled=0.5, model=routed)
         return "\n".join(notes(out, session))
 
     text = details(paper)
