@@ -88,6 +88,13 @@ def check_state(own: dict[str, Tensor], state: dict[str, Tensor], path: Path) ->
             )
 
 
+def half_prefixes(config: LoGConfig) -> tuple[str, ...]:
+    """State-dict prefixes a :class:`~logrerank.config.LoGConfig` stores as float16
+    (``single.store_half``; ``global.store_half`` for the multi-passage stages)."""
+    half = ("global_single.",) if config.single.store_half else ()
+    return half + (("global_model.", "global_citing.") if config.global_.store_half else ())
+
+
 def write_checkpoint(
     path: Path,
     state: dict[str, Tensor],

@@ -23,7 +23,7 @@ from torch import nn
 
 from . import log_checkpoint as ckpt
 from .config import ContextConfig, GraphConfig, LoGConfig
-from .graph.ensemble import build_global_stage, half_prefixes
+from .graph.ensemble import build_global_stage
 from .graph.inputs import extra_stages, global_scores, graph_inputs, stage_graph, stage_module
 from .graph.links import annotate_edges
 from .graph.sentence_graph import PAPER_RELATIONS
@@ -184,7 +184,7 @@ class LoGReranker(nn.Module):
         """
         base = bb.load_encoder(self.config.backbone.name_or_path).state_dict()
         state, config = self.state_dict(), self.config.to_dict()
-        half = half_prefixes(self.config)
+        half = ckpt.half_prefixes(self.config)
         return ckpt.write_checkpoint(Path(path), state, base, config, extra, half)
 
     # ------------------------------------------------------------------ inference

@@ -30,13 +30,8 @@ def _macro(per_spec: dict[str, dict[str, float]], specs: list[str]) -> dict[str,
     return {c: statistics.fmean(per_spec[s][c] for s in specs) for c in cells}
 
 
-def _pooled(tables: list[dict[str, float]]) -> dict[str, float]:
-    """Mean over seeds of each cell's macro."""
-    return {c: statistics.fmean(t[c] for t in tables) for c in tables[0]}
-
-
 def main(argv: list[str] | None = None) -> int:
-    from logrerank.training.log.route_tuning import best_cell, cell
+    from logrerank.training.log.route_tuning import best_cell, cell, mean_table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tunes", nargs="+", help="one tune-score --paper-route JSON per seed")
@@ -55,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     for held in specs:
         rest = [s for s in specs if s != held]
         own = [_macro(t, rest) for t in seeds]
-        pooled_cell = cell(*best_cell(_pooled(own)))
+        pooled_cell = cell(*best_cell(mean_table(own)))
         line = [f"{held:26s}"]
         for i, t in enumerate(seeds):
             own_cell = cell(*best_cell(own[i]))
@@ -72,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     better = sum(d > 0 for d in diffs)
     worse = sum(d < 0 for d in diffs)
     print(f"pooled - per seed: {statistics.fmean(diffs):+.3f} ({better} better, {worse} worse)")
-    full = _pooled([_macro(t, specs) for t in seeds])
+    full = mean_table([_macro(t, specs) for t in seeds])
     print(f"pooled cell on all {len(specs)} specs: {cell(*best_cell(full))}")
     for i, t in enumerate(seeds):
         print(f"seed{i} own cell on all specs: {cell(*best_cell(_macro(t, specs)))}")

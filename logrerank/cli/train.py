@@ -129,27 +129,37 @@ def cmd_tune_ce_prior(args: argparse.Namespace) -> int:
     return main(args.options)
 
 
+def _write_stage(checkpoints: list[str], out: str, write) -> int:
+    """Check that every input is a checkpoint folder, run ``write()`` (a ``ValueError`` becomes
+    a one-line message) and print the record it returns with the folder written."""
+    for path in checkpoints:
+        if not (Path(path) / "config.json").is_file():
+            raise InputError(f"{path} is not a checkpoint folder (no config.json)")
+    try:
+        record = write()
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+    print(json.dumps(record | {"written": out}, indent=1, default=str))
+    return 0
+
+
 def cmd_citing_stage(args: argparse.Namespace) -> int:
     """Write a checkpoint with a multi-passage stage of its own for citing queries
     (:mod:`logrerank.training.log.citing_stage`); prints the record it keeps."""
     from ..training.log.citing_stage import add_citing_stage
 
-    for path in (args.checkpoint, args.citing):
-        if not (Path(path) / "config.json").is_file():
-            raise InputError(f"{path} is not a checkpoint folder (no config.json)")
-    try:
-        record = add_citing_stage(
+    return _write_stage(
+        [args.checkpoint, args.citing],
+        args.out,
+        lambda: add_citing_stage(
             args.checkpoint,
             args.citing,
             args.out,
             _command(),
             not args.single_float32,
             args.citing_tunes,
-        )
-    except ValueError as exc:
-        raise InputError(str(exc)) from exc
-    print(json.dumps(record | {"written": args.out}, indent=1, default=str))
-    return 0
+        ),
+    )
 
 
 def cmd_ensemble_stage(args: argparse.Namespace) -> int:
@@ -157,15 +167,11 @@ def cmd_ensemble_stage(args: argparse.Namespace) -> int:
     (:mod:`logrerank.training.log.ensemble_stage`); prints the record it keeps."""
     from ..training.log.ensemble_stage import build_ensemble
 
-    for path in args.checkpoints:
-        if not (Path(path) / "config.json").is_file():
-            raise InputError(f"{path} is not a checkpoint folder (no config.json)")
-    try:
-        record = build_ensemble(args.checkpoints, args.out, _command(), not args.float32)
-    except ValueError as exc:
-        raise InputError(str(exc)) from exc
-    print(json.dumps(record | {"written": args.out}, indent=1, default=str))
-    return 0
+    return _write_stage(
+        args.checkpoints,
+        args.out,
+        lambda: build_ensemble(args.checkpoints, args.out, _command(), not args.float32),
+    )
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -73,11 +73,9 @@ class GlobalEnsemble(nn.Module):
         """
         if pairs is not None:
             raise ValueError("a seed ensemble is not trained; train its members, then ensemble")
-        outs = [
-            m(h, role_probs, local_logits, edge_index, edge_type, None, return_attention,
-              lexical, passage_of)[0]
-            for m in self.members
-        ]  # fmt: skip
+        args = (h, role_probs, local_logits, edge_index, edge_type)
+        kw = dict(return_attention=return_attention, lexical=lexical, passage_of=passage_of)
+        outs = [m(*args, **kw)[0] for m in self.members]
         logits = torch.stack([o.logits for o in outs]).mean(0)  # [N]
         attention = None
         if return_attention:  # per layer: [E, H], the members' mean
@@ -90,10 +88,3 @@ def build_global_stage(d_enc: int, config: GlobalConfig) -> nn.Module:
     if config.members > 1:
         return GlobalEnsemble(d_enc, config)
     return GlobalReranker(d_enc, config)
-
-
-def half_prefixes(config) -> tuple[str, ...]:
-    """State-dict prefixes a :class:`~logrerank.config.LoGConfig` stores as float16
-    (``single.store_half``; ``global.store_half`` for the multi-passage stages)."""
-    half = ("global_single.",) if config.single.store_half else ()
-    return half + (("global_model.", "global_citing.") if config.global_.store_half else ())

@@ -36,7 +36,7 @@ CITANCE_FIELDS = (
 SHARED_PREFIXES = ("local.", "passage_head.", "global_single.")
 """Tensors the two checkpoints must hold equal: the stages both routes read."""
 
-_META_KEYS = ("format", "format_version", "model", "backbone_tensors_stored")
+META_KEYS = ("format", "format_version", "model", "backbone_tensors_stored")
 
 
 def _route_summary(route: dict | None) -> dict | None:
@@ -81,7 +81,8 @@ def pooled_citing_cells(paths: list[str | Path]) -> tuple[dict[str, float], dict
     return dict(zip(CITANCE_FIELDS, best, strict=True)), record
 
 
-def _load(path: str | Path):
+def load_frozen(path: str | Path):
+    """The LoG model of a checkpoint folder, on CPU, in eval mode."""
     from ...pipeline import LoGReranker
 
     return LoGReranker.from_pretrained(str(path), device="cpu").eval()
@@ -141,7 +142,7 @@ def add_citing_stage(
     if out.resolve() in (Path(base).resolve(), Path(citing).resolve()):
         raise ValueError("--out must be a new folder, not one of the two checkpoints")
     pooled = pooled_citing_cells(citing_tunes) if citing_tunes else None  # bad files: fail fast
-    b, c = _load(base), _load(citing)
+    b, c = load_frozen(base), load_frozen(citing)
     check_compatible(b, c)
     if store_half and b.config.single.min_titled > 0 and b.config.score.untitled_global_weight > 0:
         raise ValueError("the single-passage stage ranks untitled pools; keep it in float32")
@@ -155,7 +156,7 @@ def add_citing_stage(
     b.global_citing = c.global_model  # the base keeps its stages; the donor's joins them
     meta = json.loads((Path(base) / "config.json").read_text(encoding="utf-8"))
     cmeta = json.loads((Path(citing) / "config.json").read_text(encoding="utf-8"))
-    extra = {k: v for k, v in meta.items() if k not in _META_KEYS}
+    extra = {k: v for k, v in meta.items() if k not in META_KEYS}
     record = {
         "base": str(base),
         "citing": str(citing),

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .citing_stage import _META_KEYS, _load, check_compatible
+from .citing_stage import META_KEYS, check_compatible, load_frozen
 
 
 def build_ensemble(
@@ -52,7 +52,7 @@ def build_ensemble(
         raise ValueError("a checkpoint is given twice")
     if Path(out).resolve() in {p.resolve() for p in paths}:
         raise ValueError("--out must be a new folder, not one of the checkpoints")
-    models = [_load(p) for p in paths]
+    models = [load_frozen(p) for p in paths]
     base = models[0]
     if base.config.global_.members != 1 or any(m.config.global_.members != 1 for m in models):
         raise ValueError("a checkpoint is an ensemble already; give single-stage checkpoints")
@@ -62,7 +62,7 @@ def build_ensemble(
     cfg = dataclasses.replace(base.global_model.config, store_half=store_half)
     base.config = dataclasses.replace(base.config, global_=cfg)
     meta = json.loads((paths[0] / "config.json").read_text(encoding="utf-8"))
-    extra = {k: v for k, v in meta.items() if k not in _META_KEYS}
+    extra = {k: v for k, v in meta.items() if k not in META_KEYS}
     seeds = []
     for p in paths:
         training = json.loads((p / "config.json").read_text(encoding="utf-8")).get("training", {})

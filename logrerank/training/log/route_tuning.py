@@ -187,6 +187,11 @@ def pooled_macro(tunes: list[dict], kind: str) -> dict[str, float]:
         raise ValueError("no tune results to pool")
     if any(set(t) != set(tables[0]) for t in tables):
         raise ValueError("the tune results cover different cells; tune every seed on one grid")
+    return mean_table(tables)
+
+
+def mean_table(tables: list[dict[str, float]]) -> dict[str, float]:
+    """``{cell: mean over tables}`` of tables over the same cells."""
     return {c: sum(t[c] for t in tables) / len(tables) for c in tables[0]}
 
 
