@@ -138,7 +138,9 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     question, passages = read_passages_file(args.passages, max_bytes=limits.max_upload_bytes)
     query = args.query or question
     if not query:
-        raise InputError("no question: pass --query (or a {'question', 'ctxs'} JSON file)")
+        raise InputError(
+            "no question: pass --query, or a JSON file {'question': ..., 'passages': [...]}"
+        )
     prepare_input(query, passages, limits)  # bad input fails before torch and the model load
     if args.out:
         _check_writable(args.out)
@@ -182,7 +184,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "0), role and the whole sentence. The file is checked before the model loads.",
     )
     r.add_argument("--query", "-q", help="the question (optional if the JSON file has one)")
-    r.add_argument("--passages", "-p", required=True, help="passages: .json, .jsonl or .txt")
+    r.add_argument(
+        "--passages",
+        "-p",
+        required=True,
+        help="passages: .json (a list of passages, or {'question', 'passages'}; 'query' and "
+        "'ctxs' also work), .jsonl (a passage, or the question with its passages, per line) or "
+        ".txt (blank-line separated)",
+    )
     r.add_argument("--out", "-o", help="write the full ranking as JSON here")
     r.add_argument("--checkpoint", help="checkpoint folder (default: bundled)")
     r.add_argument("--device", default="auto", help="auto, cpu, cuda")

@@ -4,8 +4,15 @@ Accepted forms:
 
 * plain text: passages separated by blank lines; a passage whose first line starts with
   ``Title:`` takes that line as its title;
-* JSON: a list of strings or ``{"title", "text"}`` objects, or ``{"question", "ctxs": [...]}``;
-* JSONL: one string or object per line (``{"title", "text"}``).
+* JSON: a list of strings or ``{"title", "text"}`` objects (the question then comes from
+  ``--query``), or one question with its passages: ``{"question", "passages": [...]}``, with
+  ``"query"`` accepted for ``"question"`` and ``"ctxs"`` for ``"passages"`` (DPR / FiD files),
+  also as the only item of a list;
+* JSONL: one string or ``{"title", "text"}`` object per line, or a line holding one question
+  with its passages as above (``rerank-batch``'s input with a single question).
+
+Anything else (an object without a passages list, several questions in one file) is refused with
+a message naming the accepted forms; ``rerank-batch`` ranks files of many questions.
 
 Files must be UTF-8 (a UTF-8 byte-order mark is allowed) and at most
 ``Limits.max_upload_bytes``; binary files, UTF-16 and malformed JSON are rejected with a message
@@ -128,25 +135,74 @@ def prepare_input(
     return question, plist, notices + more + [n for n in (script, language) if n]
 
 
-def parse_passages_json(data: Any) -> tuple[str | None, list[Passage]]:
+QUESTION_KEYS = ("question", "query")
+"""Keys of a question in a passages file, in the order they are looked up."""
+PASSAGES_KEYS = ("passages", "ctxs")
+"""Keys of the passages list of a question object, in the order they are looked up."""
+JSON_FORMS = (
+    "a list of passages (strings or {'title', 'text'} objects), or "
+    "{'question': ..., 'passages': [...]} ('query' for 'question', 'ctxs' for 'passages' also work)"
+)
+"""The accepted JSON forms, as error messages name them."""
+
+
+def is_question_object(obj: Any) -> bool:
+    """Whether ``obj`` is a question with its passages (it has a ``passages`` or ``ctxs`` key)."""
+    return isinstance(obj, dict) and any(k in obj for k in PASSAGES_KEYS)
+
+
+def _question_object(data: dict[str, Any], where: str) -> tuple[str | None, list[Any]]:
+    """The question and the raw passages list of a question object (``where`` names it)."""
+    key = next(k for k in PASSAGES_KEYS if k in data)
+    items = data[key]
+    if not isinstance(items, list):
+        raise InputError(f"{where}: '{key}' must be a list of passages, got {type(items).__name__}")
+    qkey = next((k for k in QUESTION_KEYS if data.get(k) is not None), None)
+    question = None if qkey is None else data[qkey]
+    if question is not None and not isinstance(question, str):
+        raise InputError(f"{where}: '{qkey}' must be a string, got {type(question).__name__}")
+    return question, items
+
+
+def parse_passages_json(data: Any, where: str = "JSON") -> tuple[str | None, list[Passage]]:
     """Passages (and a question, if given) from parsed JSON.
 
+    Accepted: a list of passages (strings or ``{"title", "text"}`` objects);
+    ``{"question" | "query": str, "passages" | "ctxs": [...]}``; and a one-item list holding
+    such an object.
+
+    Args:
+        data: the parsed JSON.
+        where: what to call it in error messages (e.g. the file name, or a JSONL line).
+
+    Returns:
+        ``(question, passages)``; ``question`` is ``None`` when the JSON has none.
+
     Raises:
-        InputError: the structure is not one of the accepted forms.
+        InputError: not one of the accepted forms (the message names them), several questions,
+            or a malformed passage (the message names the item).
     """
     question = None
+    if isinstance(data, list) and data and any(is_question_object(o) for o in data):
+        if len(data) > 1:
+            raise InputError(
+                f"{where} holds {len(data)} questions with their passages; rank one question per "
+                "file here, or all of them with logrerank rerank-batch"
+            )
+        data = data[0]
     if isinstance(data, dict):
-        if not isinstance(data.get("ctxs"), list):
-            raise InputError("a JSON object must look like {'question': ..., 'ctxs': [...]}")
-        question = data.get("question")
-        if question is not None and not isinstance(question, str):
-            raise InputError("'question' must be a string")
-        data = data["ctxs"]
+        if not is_question_object(data):
+            keys = ", ".join(repr(k) for k in list(data)[:6]) or "none"
+            raise InputError(
+                f"{where}: a JSON object must hold a question's passages under 'passages' or "
+                f"'ctxs' (keys found: {keys}); accepted: {JSON_FORMS}"
+            )
+        question, data = _question_object(data, where)
     if not isinstance(data, list):
-        raise InputError("JSON must be a list of passages or {'question', 'ctxs'}")
-    passages = [passage_from_obj(o, f"item {i + 1}") for i, o in enumerate(data)]
+        raise InputError(f"{where} must be {JSON_FORMS}; got {type(data).__name__}")
+    passages = [passage_from_obj(o, f"{where} item {i + 1}") for i, o in enumerate(data)]
     if not passages:
-        raise InputError("the file holds no passages")
+        raise InputError(f"{where} holds no passages")
     return question, passages
 
 
@@ -224,19 +280,25 @@ def read_passages_file(
     raw = decode_upload(data, path.name)
     suffix = path.suffix.lower()
     if suffix == ".json":
-        return parse_passages_json(_loads(raw, path.name))
+        return parse_passages_json(_loads(raw, path.name), path.name)
     if suffix == ".jsonl":
-        question, passages = None, []
+        question, passages, question_line = None, [], 0
         for n, line in enumerate(raw.split("\n"), 1):  # not splitlines: U+2028 may sit in strings
             if not line.strip():
                 continue
             obj = _loads(line, path.name, n)
-            if isinstance(obj, dict) and "ctxs" in obj:
-                q, ps = parse_passages_json(obj)
-                question = question or q
+            if is_question_object(obj):
+                if question_line:
+                    raise InputError(
+                        f"{path.name}: line {n} is a second question (the first is on line "
+                        f"{question_line}); rank one question per file here, or all of them "
+                        "with logrerank rerank-batch"
+                    )
+                question, ps = parse_passages_json(obj, f"{path.name} line {n}")
+                question_line = n
                 passages += ps
             else:
-                passages.append(passage_from_obj(obj, f"line {n}"))
+                passages.append(passage_from_obj(obj, f"{path.name} line {n}"))
         if not passages:
             raise InputError(f"{path.name} holds no passages")
         return question, passages

@@ -196,7 +196,8 @@ def test_bad_text_input_gives_an_error_box(backend, question, text, message):
     [
         ("bad.json", "{not json", "invalid JSON"),
         ("bad.jsonl", '{"title": "a", "text": "b"}\n[1, 2', "invalid JSON on line 2"),
-        ("obj.json", '{"question": "q", "passages": []}', "ctxs"),
+        ("obj.json", '{"question": "q", "passages": []}', "no passages"),
+        ("obj2.json", '{"question": "q", "text": "x"}', "ctxs"),
         ("wrong.json", '[{"title": 3, "text": "x"}]', "title"),
         ("empty.json", "[]", "no passages"),
     ],
