@@ -107,6 +107,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     from ..baselines.twin import TWIN_NAME
     from ..data.pools import COVERAGE_KS
+    from ..data.titles import with_titles
     from ..evaluation.evaluate import MULTI_HOP, evaluate, results_markdown, write_results
     from ..rankers import Models, build_rankers
 
@@ -132,6 +133,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise InputError("--save-runs writes OUT/runs/<ranker>.trec: pass --out OUT")
     name, examples, stats = load_eval_examples(args)
     examples = spread_sample(examples, getattr(args, "sample", None))
+    titles = getattr(args, "titles", "full") or "full"
+    examples = with_titles(examples, titles)
     if not examples:
         raise InputError("no queries to evaluate")
     enc_info = None
@@ -183,6 +186,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "benchmark": name,
         "queries": len(examples),
         "k": args.k,
+        "titles": titles,
         "rankers": names,
         "command": "logrerank " + " ".join(sys.argv[1:]),
         "wall_seconds": round(time.perf_counter() - t0, 1),
@@ -255,6 +259,7 @@ def _runtimes_in_use(models) -> dict[str, str]:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Declare ``eval`` and its options."""
+    from ..data.titles import TITLE_CONDITIONS
     from .rerank import add_runtime_argument
 
     e = sub.add_parser("eval", help="evaluate rankers on a benchmark (same pools for all)")
@@ -307,6 +312,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         help="N queries spread evenly over the (pooled) queries in file order: every "
         "(n / N)-th, so every paper of a paper-ordered benchmark is represented",
+    )
+    e.add_argument(
+        "--titles",
+        choices=TITLE_CONDITIONS,
+        default="full",
+        help="passage titles: as the benchmark gives them (full), cut to their first three "
+        "words (first3), or removed (none); texts and gold labels are unchanged",
     )
     e.add_argument("--out", "-o", help="folder for results.json and results.md")
     e.add_argument("--checkpoint", help="LoG checkpoint folder (default: bundled)")
