@@ -20,6 +20,9 @@ from ..evaluation.metrics import evaluate_query, macro_average
 
 COVERAGE = (2, 3, 5)
 
+BY_PAPER = ("scisumm-hand",)
+"""Sources cross-validated by reference paper (``meta["paper_id"]``), not by gold passage."""
+
 
 def fold_of(source: str, qid: str, folds: int) -> int:
     """Deterministic fold of a question (hash of ``source:qid``)."""
@@ -33,6 +36,8 @@ def grouped_folds(examples: list[Example], folds: int) -> list[int]:
     takes the :func:`fold_of` of its smallest ``(source, qid)``, so a question without shared
     golds keeps its own fold. Without this, claims citing the same abstract (common in
     SciFact) fall into different folds and a fold's model has trained on its test golds.
+    Sources in :data:`BY_PAPER` (the hand-annotated CL-SciSumm citances) also join every
+    question about the same reference paper: their folds are folds of papers.
     """
     parent = list(range(len(examples)))
 
@@ -45,7 +50,10 @@ def grouped_folds(examples: list[Example], folds: int) -> list[int]:
     first: dict[tuple[str, str], int] = {}
     for i, ex in enumerate(examples):
         src = ex.meta.get("source") or ""
-        for d in ex.gold_doc_ids:
+        keys = list(ex.gold_doc_ids)
+        if src in BY_PAPER and ex.meta.get("paper_id"):
+            keys.append("paper:" + str(ex.meta["paper_id"]))
+        for d in keys:
             j = first.setdefault((src, d), i)
             parent[root(i)] = root(j)
     lead: dict[int, tuple[str, str]] = {}

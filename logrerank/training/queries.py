@@ -17,6 +17,12 @@ from typing import Any
 from ..data.schema import Example
 from ..data.silver import SILVER_SOURCE
 
+HAND_SCISUMM = "scisumm-hand"
+"""The 40 hand-annotated CL-SciSumm papers (``From-Training-Set-2018``), the shared task's
+official training set. They are also the CL-SciSumm benchmark, so they train only
+cross-validated by reference paper (``cv_sources``; :func:`logrerank.training.cv.grouped_folds`)
+and are reported out of fold."""
+
 TRAIN_FILES: dict[str, tuple[str, ...]] = {
     "scifact": ("scifact/claims_train.jsonl", "scifact/corpus.jsonl"),
     "citint": ("citation_integrity/claims_train.jsonl", "citation_integrity/corpus.jsonl"),
@@ -30,6 +36,7 @@ TRAIN_FILES: dict[str, tuple[str, ...]] = {
         "evidence_inference/txt_files",
     ),
     "scisumm": ("cl_scisumm/From-ScisummNet-2019",),
+    HAND_SCISUMM: ("cl_scisumm/From-Training-Set-2018",),
     SILVER_SOURCE: ("pubmedqa/ori_pqal.json", "pubmedqa/test_ground_truth.json"),
 }
 """Files (under the data root) each training source reads (:func:`logrerank.data.pools.
@@ -65,6 +72,9 @@ def load_train_queries(
         log: where the silver statistics go.
         require_gold: skip queries without a gold passage (cross-encoder groups need one).
 
+    ``"scisumm-hand"`` (:data:`HAND_SCISUMM`) loads the hand-annotated CL-SciSumm citances
+    (the benchmark's pools); list it in ``cv_sources`` so that it is never hash-held-out.
+
     ``"pubmedqa-silver"`` loads the PubMedQA non-test questions, removes the test abstracts
     from their pools and labels silver sentences (:func:`logrerank.data.silver.silver_examples`;
     its pools are therefore smaller than 50); its statistics are printed to ``log``.
@@ -95,6 +105,8 @@ def load_train_queries(
                 file=log,
                 flush=True,
             )
+        elif src == HAND_SCISUMM:
+            exs, _ = load_benchmark("scisumm", split="test", limit=limit)
         else:
             skip = (getattr(cfg, "skip_queries", None) or {}).get(src, 0)
             exs, _ = load_benchmark(src, split="train", limit=limit and limit + skip)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ...jsonconfig import ConfigError, JsonConfig
 from ...local.backbone import PACKAGED
 from ..log.log_config import BENCHMARK_SOURCES
+from ..queries import HAND_SCISUMM
 
 
 @dataclass
@@ -108,11 +109,11 @@ class CrossEncoderTrainConfig(JsonConfig):
             ConfigError: an unknown source or device, or values out of range (named with
                 their values).
         """
-        bad_sources = [s for s in self.sources if s not in BENCHMARK_SOURCES]
+        known = (*BENCHMARK_SOURCES, HAND_SCISUMM)
+        bad_sources = [s for s in self.sources if s not in known]
         if not self.sources or bad_sources:
             raise ConfigError(
-                f"sources must be benchmark names from {list(BENCHMARK_SOURCES)}, "
-                f"got {self.sources}"
+                f"sources must be benchmark names from {list(known)}, got {self.sources}"
             )
         if self.device not in ("cpu", "cuda", "auto") and not self.device.startswith("cuda:"):
             raise ConfigError(f"device must be 'cpu', 'cuda' or 'auto', got {self.device!r}")
@@ -132,7 +133,8 @@ class CrossEncoderTrainConfig(JsonConfig):
             "prior_scale": self.prior_scale >= 0,
             "cv_folds": self.cv_folds >= 0
             and (self.cv_folds == 0 or 0 <= self.cv_fold < self.cv_folds),
-            "cv_sources": set(self.cv_sources) <= set(self.sources),
+            "cv_sources": set(self.cv_sources) <= set(self.sources)
+            and (HAND_SCISUMM not in self.sources or HAND_SCISUMM in self.cv_sources),
             "warmup": 0 <= self.warmup < 1,
             "dev_fraction": 0 <= self.dev_fraction < 1,
             "save_every": self.save_every >= 1 and self.log_every >= 1,
