@@ -19,7 +19,9 @@ while a forward pass costs milliseconds. They are built here and nowhere else:
 
 Test folders: ``unit/`` (pure functions and tiny models), ``integration/`` (the real packaged
 backbone, bundled checkpoints, ../shared/data, subprocesses, the network guard) and
-``browser/`` (the app in headless chromium).
+``browser/`` (the app in headless chromium). When the browser tests skip (no Playwright, no
+Chromium binary), the end of the run says so in red with the reason and the fix
+(``pytest_terminal_summary``); ``LOGRERANK_REQUIRE_BROWSER=1`` makes that a failure.
 """
 
 from __future__ import annotations
@@ -264,3 +266,76 @@ def save_isolated_checkpoint(tokenizer):
         return Path(model.save_pretrained(folder / "log"))
 
     return save
+
+
+# --------------------------------------------------------------------------------------
+# Browser tests that skipped: said loudly at the end of the run, with the reason and the fix.
+
+BROWSER_DIR = "tests/browser/"
+BROWSER_FIXES = {
+    "chromium": "install Debian chromium (sudo apt-get install chromium; .ci/run does this) or "
+    "point LOGRERANK_CHROMIUM at a Chromium binary",
+    "playwright": "install the test requirements (pip install -r requirements-dev.txt)",
+}
+"""A word of the skip reason -> how to get the browser tests to run."""
+
+
+def browser_skip_reasons(reports) -> list[str]:
+    """The distinct reasons of the skipped reports that belong to ``tests/browser/``, in order.
+
+    Args:
+        reports: pytest's skipped reports (collection reports for a module-level skip, test
+            reports for a test that skipped).
+
+    Returns:
+        Each reason once, without pytest's ``Skipped:`` prefix.
+    """
+    reasons: list[str] = []
+    for rep in reports:
+        nodeid = getattr(rep, "nodeid", "").replace("\\", "/")
+        if not nodeid.startswith(BROWSER_DIR):
+            continue
+        longrepr = rep.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = reason.removeprefix("Skipped: ").strip()
+        if reason not in reasons:
+            reasons.append(reason)
+    return reasons
+
+
+def browser_skip_line(reasons: list[str]) -> str:
+    """The summary line for the skip ``reasons`` ("" when the browser tests did not skip)."""
+    if not reasons:
+        return ""
+    fixes = [fix for word, fix in BROWSER_FIXES.items() if any(word in r.lower() for r in reasons)]
+    line = "BROWSER TESTS SKIPPED: " + "; ".join(reasons)
+    return line + (" -- " + "; ".join(fixes) if fixes else "")
+
+
+def _browser_deselected(config) -> bool:
+    """Whether ``-m`` leaves the browser tests out on purpose (``not browser`` / ``not slow``)."""
+    markexpr = " ".join((config.getoption("markexpr", "") or "").split())
+    return "not browser" in markexpr or "not slow" in markexpr
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Say at the end of the run, in red, that the browser tests skipped, why, and the fix."""
+    if _browser_deselected(config):
+        return
+    line = browser_skip_line(browser_skip_reasons(terminalreporter.stats.get("skipped", [])))
+    if line:
+        terminalreporter.write_sep("!", "browser tests did not run", red=True, bold=True)
+        terminalreporter.write_line(line, red=True, bold=True)
+        if os.environ.get("LOGRERANK_REQUIRE_BROWSER") == "1":
+            terminalreporter.write_line("LOGRERANK_REQUIRE_BROWSER=1: the run fails", red=True)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """With ``LOGRERANK_REQUIRE_BROWSER=1``, skipped browser tests fail the run (exit status 1)."""
+    if os.environ.get("LOGRERANK_REQUIRE_BROWSER") != "1" or _browser_deselected(session.config):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    if browser_skip_reasons(skipped) and session.exitstatus == 0:
+        session.exitstatus = 1
