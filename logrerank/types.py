@@ -27,6 +27,9 @@ class Passage:
     # Optional given segmentation (e.g. a dataset's sentence list); text must equal
     # " ".join(sentences). None = split the text with logrerank.text.segment.
     sentences: list[str] | None = None
+    # Optional facts about where the passage came from, for display (a PDF's passages:
+    # {"source", "paper", "section", "pages", "kind"}; logrerank/pdf). Never ranked on.
+    meta: dict[str, Any] | None = None
 
 
 @dataclass
