@@ -29,6 +29,7 @@ LIMIT_FLAGS = {
     "max_total_chars": "--max-total-chars",
     "max_question_chars": "--max-question-chars",
     "max_upload_bytes": "--max-file-bytes",
+    "max_pdf_pages": "--max-pdf-pages",
 }
 """Limits fields -> ``rerank`` flags (see :class:`logrerank.inputs.limits.Limits`)."""
 
@@ -132,10 +133,13 @@ def _check_writable(path: str) -> None:
 
 def cmd_rerank(args: argparse.Namespace) -> int:
     """Read the passages, rerank them with LoG, print (and optionally write) the ranking."""
-    from ..inputs.passages import prepare_input, read_passages_file
+    from ..inputs.files import read_files
+    from ..inputs.passages import prepare_input
 
     limits = limits_from_args(args)
-    question, passages = read_passages_file(args.passages, max_bytes=limits.max_upload_bytes)
+    paths = args.passages if isinstance(args.passages, list) else [args.passages]
+    files = read_files(paths, limits)
+    question, passages = files.question, files.passages
     query = args.query or question
     if not query:
         raise InputError(
@@ -160,6 +164,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     if args.untyped:
         switches["typed"] = False
     ranking = model.rerank(query, passages, **switches)
+    ranking.warnings[:0] = [n for n in files.notices if n not in ranking.warnings]
     from ..models.question_intent import question_intent_info
 
     ranking.info["question_intent"] = question_intent_info(query)
@@ -188,9 +193,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--passages",
         "-p",
         required=True,
+        action="append",
         help="passages: .json (a list of passages, or {'question', 'passages'}; 'query' and "
-        "'ctxs' also work), .jsonl (a passage, or the question with its passages, per line) or "
-        ".txt (blank-line separated)",
+        "'ctxs' also work), .jsonl (a passage, or the question with its passages, per line), "
+        ".txt (blank-line separated) or a paper .pdf (docs/pdf.md); repeat the flag for several "
+        "files, ranked together (a file that cannot be read is skipped with a warning)",
     )
     r.add_argument("--out", "-o", help="write the full ranking as JSON here")
     r.add_argument("--checkpoint", help="checkpoint folder (default: bundled)")
@@ -226,6 +233,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         dest="max_upload_bytes",
         help=f"size limit of the passages file (default {L.max_upload_bytes:,})",
+    )
+    g.add_argument(
+        "--max-pdf-pages", type=int, help=f"pages read per PDF (default {L.max_pdf_pages:,})"
     )
     g.add_argument(
         "--strict-limits", action="store_true", help="reject input over a limit instead of cutting"

@@ -56,6 +56,7 @@ class Limits:
         max_question_chars: characters kept of the question (default 2,000; the model itself
             reads at most ``backbone.max_query_tokens`` tokens of it).
         max_title_chars: characters kept per title (default 1,000).
+        max_pdf_pages: pages read per PDF (default 100); a notice names a longer PDF.
         strict: True = reject (InputError) instead of cutting or dropping.
     """
 
@@ -65,6 +66,7 @@ class Limits:
     max_upload_bytes: int = 10_000_000
     max_question_chars: int = 2_000
     max_title_chars: int = 1_000
+    max_pdf_pages: int = 100
     strict: bool = False
 
     def __post_init__(self) -> None:

@@ -87,8 +87,15 @@ def passage_from_obj(obj: Any, where: str) -> Passage:
         if not isinstance(title, str):
             raise InputError(f"{where}: 'title' must be a string")
         pid = obj.get("id", obj.get("pid"))
+        meta = obj.get("meta")
+        if meta is not None and not isinstance(meta, dict):
+            raise InputError(f"{where}: 'meta' must be an object")
         return Passage(
-            text=text, title=title, pid=None if pid is None else str(pid), sentences=sentences
+            text=text,
+            title=title,
+            pid=None if pid is None else str(pid),
+            sentences=sentences,
+            meta=meta,
         )
     raise InputError(f"{where}: expected a string or an object, got {type(obj).__name__}")
 

@@ -159,9 +159,7 @@ def order_page(lines: list[Line], width: float) -> list[Line]:
     """One page's lines in reading order (columns assigned, rows merged)."""
     x = gutter(lines, width)
     for ln in lines:
-        if x is None:
-            ln.col = 0
-        elif ln.x1 <= x + 2:
+        if x is None or ln.x1 <= x + 2:
             ln.col = 0
         elif ln.x0 >= x - 2:
             ln.col = 1
