@@ -17,6 +17,7 @@ every run (each run reads the whole input again, so it finds them all again).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -45,6 +46,7 @@ class Question:
         passages: the candidates as given (strings or ``{"id", "title", "text"}`` dicts).
         pids: per passage, its id when every passage has one, else its 0-based index.
         source: the input file's name (for error lines).
+        notices: what reading the line's PDFs cut or skipped (added to its record's warnings).
     """
 
     line: int
@@ -53,6 +55,7 @@ class Question:
     passages: list[Any]
     pids: list[str | int]
     source: str = ""
+    notices: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclass
@@ -102,9 +105,13 @@ def read_jsonl_questions(path: str | Path) -> Iterator[Question | BadLine]:
 
     Each line is ``{"id", "question", "passages": [...]}``; ``"id"`` is optional (the line
     number stands in), ``"query"`` is accepted for ``"question"`` and ``"ctxs"`` for
-    ``"passages"``. A UTF-8 byte-order mark on the first line is allowed.
+    ``"passages"``; ``"pdfs"`` names paper PDFs read into passages
+    (:mod:`logrerank.batch.pdfs`). A UTF-8 byte-order mark on the first line is allowed.
     """
+    from .pdfs import PdfCache, add_pdfs
+
     path = Path(path)
+    cache = PdfCache(path.parent)
     with path.open("rb") as f:
         for n, data in enumerate(f, 1):
             if not data.strip():
@@ -125,7 +132,18 @@ def read_jsonl_questions(path: str | Path) -> Iterator[Question | BadLine]:
                 continue
             question = obj.get("question", obj.get("query"))
             passages = obj.get("passages", obj.get("ctxs"))
-            yield make_question(n, obj.get("id"), question, passages, path.name)
+            notices: list[str] = []
+            if obj.get("pdfs") is not None:
+                passages, notices, error = add_pdfs(passages, obj["pdfs"], cache)
+                if error:
+                    yield BadLine(
+                        n, error, None if obj.get("id") is None else str(obj["id"]), path.name
+                    )
+                    continue
+            item = make_question(n, obj.get("id"), question, passages, path.name)
+            if isinstance(item, Question):
+                item.notices = notices
+            yield item
 
 
 def unique(items: Iterable[Question | BadLine]) -> Iterator[Question | BadLine]:
@@ -185,7 +203,7 @@ def ranking_record(question: Question, ranking: Ranking, top: int = 5) -> dict[s
         ]
     if ranking.context is not None:
         rec["context"] = ranking.context
-    rec["warnings"] = list(ranking.warnings)
+    rec["warnings"] = list(question.notices) + list(ranking.warnings)
     return json_safe(rec)
 
 

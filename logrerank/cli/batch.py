@@ -61,7 +61,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "is then 1 (0: every line ranked; 2: bad options or files).",
     )
     src = b.add_argument_group("input (either --input, or --run with --corpus and --queries)")
-    src.add_argument("--input", "-i", help="JSONL: one question with its passages per line")
+    src.add_argument(
+        "--input",
+        "-i",
+        help="JSONL: one question with its passages per line ({'id', 'question', 'passages'}; "
+        "'pdfs': [paper PDF paths, relative to the file] adds their passages, docs/pdf.md)",
+    )
     src.add_argument("--run", help="TREC run file (qid Q0 docid rank score tag)")
     src.add_argument("--corpus", help="corpus JSONL for --run (_id/id, title, text)")
     src.add_argument("--queries", help="queries for --run: JSONL (_id/id, text) or qid<TAB>text")
