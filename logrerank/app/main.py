@@ -137,7 +137,7 @@ N_OUTPUTS = 15  # status, graph, table, heat, compare, slope, metrics, tokens, c
 
 
 def rerank(
-    question: str, passages: str, upload: str | None, session: Session | None, *knobs: Any
+    question: str, passages: str, upload: Any, session: Session | None, *knobs: Any
 ) -> tuple[Any, ...]:
     """Rerank the passages for the question (the page's event; scripts use ``/rerank``,
     :mod:`logrerank.app.api`); ``knobs`` are the values of :class:`KnobInputs`."""
@@ -166,7 +166,7 @@ def pick_example(name: str) -> tuple[str, str, None]:
     return question, passages, None
 
 
-def source_note(passages_text: str | None, upload: str | None) -> str:
+def source_note(passages_text: str | None, upload: Any) -> str:
     """The line under the upload box: which input a run will use."""
     if not upload:
         return ""
@@ -199,10 +199,12 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
             )
             run = gr.Button("Rerank", variant="primary", elem_id="run")
             upload = gr.File(
-                label=f"…or upload JSON / JSONL / TXT (up to {LIMITS.max_upload_bytes / 1e6:,.1f}"
-                " MB; a file is used instead of the pasted passages)",
+                label="…or upload JSON / JSONL / TXT / paper PDFs, several at once (up to "
+                f"{LIMITS.max_upload_bytes / 1e6:,.1f} MB and {LIMITS.max_pdf_pages:,} PDF pages "
+                "each; files are used instead of the pasted passages)",
                 type="filepath",
-                file_types=[".json", ".jsonl", ".txt"],
+                file_count="multiple",
+                file_types=[".json", ".jsonl", ".txt", ".pdf"],
                 height=110,
                 elem_id="upload",
             )
@@ -259,7 +261,7 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                         wrap=True,
                         max_height=560,
                         interactive=False,
-                        column_widths=["52px", "50%", "76px", "76px", "70px", "84px"],
+                        column_widths=["52px", "40%", "76px", "76px", "70px", "20%", "84px"],
                         elem_id="table",
                         label="Sentences ranked by LoG · order = score: what the ranking is "
                         "sorted by · "
@@ -349,7 +351,7 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
     ]
     assert len(outputs) == N_OUTPUTS
     # the page's own event; scripts call the JSON endpoint /rerank (logrerank/app/api.py)
-    gr.api(api.make_rerank(BACKEND.get, DEFAULT, GRAPH_CFG), api_name="rerank")
+    api.register(BACKEND.get, DEFAULT, GRAPH_CFG)  # checked arguments, prose API page
     run.click(rerank, inputs, outputs, api_name=False).then(None, None, None, js=SCROLL_TO_RESULTS)
     question.submit(rerank, inputs, outputs, api_name=False).then(
         None, None, None, js=SCROLL_TO_RESULTS
@@ -374,8 +376,17 @@ demo.queue(default_concurrency_limit=2, max_size=32)
 
 
 def launch_kwargs() -> dict[str, Any]:
-    """Keyword arguments of ``demo.launch`` besides the address: page style, upload limit."""
-    return {"css": CSS, "max_file_size": LIMITS.max_upload_bytes}
+    """Keyword arguments of ``demo.launch`` besides the address: page style, upload limit, and
+    the check of ``/rerank``'s plain-HTTP bodies (:mod:`logrerank.app.api_http`)."""
+    from starlette.middleware import Middleware
+
+    from .api_http import RerankBodyCheck
+
+    return {
+        "css": CSS,
+        "max_file_size": LIMITS.max_upload_bytes,
+        "app_kwargs": {"middleware": [Middleware(RerankBodyCheck)]},
+    }
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -408,7 +419,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     if loaded and args.cross_encoder:
         backend.use_cross_encoder(args.cross_encoder)  # unloadable: UNAVAILABLE + warning
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
-    demo.launch(server_name=host, server_port=args.port, share=False, **launch_kwargs())
+    # quiet: Gradio's own lines include a "set share=True" hint; this app has no share link
+    demo.launch(
+        server_name=host,
+        server_port=args.port,
+        share=False,
+        quiet=True,
+        prevent_thread_lock=True,
+        **launch_kwargs(),
+    )
+    url = getattr(demo, "local_url", None) or f"http://{host}:{args.port}/"
+    print(f"* Running on local URL:  {url} (no share link; API: {url}?view=api)", flush=True)
+    demo.block_thread()  # until interrupted (returns at once when the launch did not start)
 
 
 __all__ = [

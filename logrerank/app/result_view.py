@@ -13,6 +13,7 @@ from typing import Any
 from ..ranking.routing import CITING
 from ..ranking.selection import order_note
 from ..ranking.shown_roles import TAGGER_SOURCE, role_source
+from ..ranking.treatment import headline, pool_treatment
 from ..types import json_safe
 from . import context_view, graph_view, heat_view, tables, viz
 from .state import Knobs, Ranked, Result, Session
@@ -66,9 +67,13 @@ def _stage_text(info: dict[str, Any], min_titled: float) -> str:
 
 
 def summary_lines(out: Ranked, session: Session) -> list[str]:
-    """The status panel's first lines: what ranked, the input, its size and the time."""
+    """The status panel's first lines: what ranked and how the pool was treated
+    (:func:`~logrerank.ranking.treatment.headline`: "local scores only" when the graph changed
+    nothing), the input, its size and the time."""
     ranking = out.ranking
-    lines = [f"Ranking: {out.log_name} · compared with: the {out.ce_name} and BM25"]
+    treated = pool_treatment(ranking, [s.node for s in out.local.sentences])
+    what = headline(treated, out.log_name, len(ranking.sentences))
+    lines = [f"{what} · compared with: the {out.ce_name} and BM25"]
     lines += [out.source] if out.source else []
     lines.append(
         f"{len(ranking.sentences)} sentences in {len(ranking.passages)} passages · "

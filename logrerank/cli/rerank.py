@@ -7,6 +7,7 @@ import json
 import shutil
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from ..types import InputError, Ranking
 
@@ -38,8 +39,14 @@ def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def format_ranking(ranking: Ranking, top: int = 10, width: int | None = None) -> str:
+def format_ranking(
+    ranking: Ranking, top: int = 10, width: int | None = None, local_order: Any = None
+) -> str:
     """A readable text view: model, question intent, top sentences, passage order, timings.
+
+    The line under the model says how the pool was treated (global stage, graph weight, and
+    "local scores only" when the graph changed nothing: :func:`logrerank.ranking.treatment.headline`;
+    ``local_order``: the sentence nodes in local-only rank order, None = not known).
 
     A line above the table names the order the sentences are shown in
     (:func:`logrerank.ranking.selection.order_note`, as the app's table header: the score order,
@@ -57,6 +64,11 @@ def format_ranking(ranking: Ranking, top: int = 10, width: int | None = None) ->
         width = shutil.get_terminal_size((100, 24)).columns
     width = max(60, width)
     lines = [f"ranker: {ranking.ranker}   model: {ranking.info.get('model', '?')}"]
+    if ranking.info.get("route"):  # how the pool was treated (local_order: the local-only nodes)
+        from ..ranking.treatment import headline, pool_treatment
+
+        treated = pool_treatment(ranking, local_order)
+        lines.append(headline(treated, "LoG", len(ranking.sentences)))
     q_intent = ranking.info.get("question_intent") or {}
     if q_intent.get("probs"):
         from ..models.question_intent import accuracy_text
@@ -163,12 +175,14 @@ def cmd_rerank(args: argparse.Namespace) -> int:
         switches["cross_passage"] = False
     if args.untyped:
         switches["typed"] = False
-    ranking = model.rerank(query, passages, **switches)
+    enc = model.encode(query, passages)  # once: LoG and its local-only order (the headline)
+    ranking = model.rank_encoded(enc, **switches)
+    local = [s.node for s in model.rank_encoded(enc, use_global=False).sentences]
     ranking.warnings[:0] = [n for n in files.notices if n not in ranking.warnings]
     from ..models.question_intent import question_intent_info
 
     ranking.info["question_intent"] = question_intent_info(query)
-    print(format_ranking(ranking, top=args.top))
+    print(format_ranking(ranking, top=args.top, local_order=local))
     if args.out:
         Path(args.out).write_text(json.dumps(ranking.to_dict(), indent=1), encoding="utf-8")
         print(f"\nwrote {args.out}")
