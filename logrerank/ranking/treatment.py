@@ -104,9 +104,10 @@ def headline(treatment: dict[str, Any], name: str = "LoG", n_sentences: int | No
     if effect == GRAPH_OFF:
         return f"Ranking: local scores only{plus} ({name}: the graph stage is switched off)"
     if effect == GRAPH_WEIGHT_ZERO:
+        named = f"{name}; " if name != "LoG" else ""  # an ablation is still named
         return (
-            f"Ranking: local scores only{plus} (graph weight 0 for {treatment['pool_kind']}: "
-            "the graph stage ran but does not count)"
+            f"Ranking: local scores only{plus} ({named}graph weight 0 for "
+            f"{treatment['pool_kind']}: the graph stage ran but does not count)"
         )
     stage = treatment["global_stage"] or "global"
     weight = f"{stage} global stage, graph weight {treatment['graph_weight']:g}"

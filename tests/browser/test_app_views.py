@@ -106,10 +106,11 @@ def test_headers_name_the_twin_and_the_ablation(page):
     page.wait_for_function(
         "document.querySelector('#ce-pick input').value.startsWith('cross-encoder twin')"
     )
-    wait_status(page, "Ranking: LoG · compared with: the cross-encoder twin")
+    wait_status(page, "compared with: the cross-encoder twin and BM25")  # after the headline
     page.get_by_label("typed relations").uncheck()
     log, ce = "LoG without typed relations", "cross-encoder twin"
-    status = wait_status(page, f"Ranking: {log} · compared with: the {ce} and BM25")
+    status = wait_status(page, log)  # the headline names the ablation whatever the route
+    assert "Ranking: " in status and f"compared with: the {ce} and BM25" in status
     assert "transformer passes this session: 1" in status
     page.evaluate("document.getElementById('results').scrollIntoView({block: 'start'})")
     label = page.inner_text("#table")
@@ -320,7 +321,7 @@ def test_rerank_api_json_and_errors(app_url):
     assert out["passages"][0]["rank"] == 1 and out["context"]
     out = client.predict(q, text, ablations=["graph stage (GAT)"], api_name="/rerank")
     assert out["ranker"].startswith("LoG without ")
-    with pytest.raises(Exception, match="the question is empty"):
+    with pytest.raises(Exception, match="question is empty"):
         client.predict("", text, api_name="/rerank")
-    with pytest.raises(Exception, match="no passages"):
+    with pytest.raises(Exception, match="passages is empty"):
         client.predict(q, "  ", api_name="/rerank")
