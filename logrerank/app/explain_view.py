@@ -14,6 +14,7 @@ from ..ranking.shown_roles import TAGGER_SOURCE, log_head_reading, role_source
 from ..types import GraphEdge, Ranking, ScoredSentence
 from . import labels
 from .labels import SATURATION_MARGIN
+from .provenance import passage_source
 from .viz import esc, fmt, relation_style, role_color, sentence_ref, short
 
 RELATION_PHRASES: dict[str, str] = {
@@ -151,6 +152,11 @@ def explain_html(
         f"<div style='font-weight:600'>#{s.rank} · passage {s.passage_idx + 1}"
         + (f" — {esc(p.title)}" if p.title else "")
         + f", sentence {s.sent_idx + 1}</div>",
+        *(
+            [f"<div class='lr-from' style='font-size:13px;color:#555'>from: {esc(source)}</div>"]
+            if (source := passage_source(p))
+            else []
+        ),
         f"<blockquote style='border-left:4px solid {role_color(s.role)};margin:6px 0;"
         f"padding:4px 10px;background:#fafafa'>{esc(s.text)}</blockquote>",
         "<table style='font-size:13px;border-collapse:collapse'>",

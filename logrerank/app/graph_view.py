@@ -34,6 +34,7 @@ from .graph_layout import (
     passage_layout,
     resolve_top_n,
 )
+from .provenance import passage_source
 from .viz import (
     ROLE_COLORS,
     esc,
@@ -134,8 +135,10 @@ def _node_tooltip(s: ScoredSentence, ranking: Ranking, extra: dict[str, Any]) ->
     probs = s.role_probs or []
     role_line = ", ".join(f"{r} {x:.2f}" for r, x in zip(ROLE_NAMES, probs)) or "–"
     title = f' "{short(p.title, 80)}"' if p.title else ""
+    source = passage_source(p)
     lines = [
         f"#{s.rank}  passage {s.passage_idx + 1}{title}, sentence {s.sent_idx + 1}",
+        *([f"from: {short(source, 200)}"] if source else []),
         short(s.text, 400),
         "",
         f"score {fmt(s.score, 4)} (sorts the ranking) · global {fmt(s.global_score)}"

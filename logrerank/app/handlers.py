@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..inputs.files import read_files
 from ..inputs.passages import parse_passages_text, prepare_input, read_passages_file
 from ..models.question_intent import question_intent_info
 from ..ranking.context import apply_budget, estimate_tokens
@@ -74,25 +75,55 @@ def passages_to_text(passages: list[Passage]) -> str:
     return "\n\n".join((f"Title: {p.title}\n" if p.title else "") + p.text for p in passages)
 
 
-def parse_input(passages_text: str | None, upload: str | None) -> tuple[str | None, list[Passage]]:
-    """Passages from an uploaded file (if any) or from the text box.
+Upload = str | list[str] | None
+"""What the upload box gives: one path, several (``file_count="multiple"``) or none."""
+
+
+def upload_paths(upload: Any) -> list[str]:
+    """The uploaded files' paths (Gradio gives a path, a list of paths, or file objects)."""
+    items = upload if isinstance(upload, (list, tuple)) else [upload]
+    paths = [getattr(x, "name", x) for x in items if x]
+    return [str(x) for x in paths if x]
+
+
+def read_input(
+    passages_text: str | None, upload: Upload, limits: Any = None
+) -> tuple[str | None, list[Passage], list[str]]:
+    """``(question, passages, notices)`` from the uploaded files (if any) or the text box.
+
+    Several files (JSON, JSONL, TXT, PDF) are ranked together; a file that cannot be read is
+    skipped with a notice (:func:`logrerank.inputs.files.read_files`).
+
+    Raises:
+        InputError: no passages, or no uploaded file could be read (the message says why).
+    """
+    paths = upload_paths(upload)
+    if paths:
+        files = read_files(paths, limits)
+        return files.question, files.passages, files.notices
+    if not passages_text or not passages_text.strip():
+        raise InputError("no passages: paste passages separated by blank lines, or upload a file")
+    return None, parse_passages_text(passages_text), []
+
+
+def parse_input(passages_text: str | None, upload: Upload) -> tuple[str | None, list[Passage]]:
+    """``(question, passages)`` of :func:`read_input`.
 
     Raises:
         InputError: no passages, or a malformed file (the message says where).
     """
-    if upload:
-        return read_passages_file(upload)
-    if not passages_text or not passages_text.strip():
-        raise InputError("no passages: paste passages separated by blank lines, or upload a file")
-    return None, parse_passages_text(passages_text)
+    question, passages, _ = read_input(passages_text, upload)
+    return question, passages
 
 
-def input_source(passages_text: str | None, upload: str | None) -> str:
-    """Which input the run uses, in words (an uploaded file wins over pasted text)."""
-    if upload:
+def input_source(passages_text: str | None, upload: Upload) -> str:
+    """Which input the run uses, in words (uploaded files win over pasted text)."""
+    names = [Path(p).name for p in upload_paths(upload)]
+    if names:
         pasted = bool(passages_text and passages_text.strip())
-        return f"Input: the uploaded file {Path(upload).name}" + (
-            "; the pasted passages are ignored (remove the file to use them)" if pasted else ""
+        what = f"file {names[0]}" if len(names) == 1 else f"files {', '.join(names)}"
+        return f"Input: the uploaded {what}" + (
+            "; the pasted passages are ignored (remove the files to use them)" if pasted else ""
         )
     return "Input: the pasted passages"
 
@@ -103,7 +134,7 @@ def run_rerank(
     session: Session | None,
     question: str | None,
     passages_text: str | None,
-    upload: str | None = None,
+    upload: Upload = None,
     knobs: Knobs | None = None,
 ) -> Result:
     """Main handler: parse, encode once (cached per input), rank, compare and render.
@@ -113,7 +144,8 @@ def run_rerank(
         session: the user's state (None = new).
         question: the question (may be empty when an uploaded file holds one).
         passages_text: blank-line separated passages.
-        upload: path of an uploaded ``.json`` / ``.jsonl`` / ``.txt`` (takes precedence).
+        upload: the uploaded ``.json`` / ``.jsonl`` / ``.txt`` / ``.pdf`` file(s) (take
+            precedence over the pasted passages).
         knobs: graph / context settings.
 
     Returns:
@@ -122,13 +154,13 @@ def run_rerank(
     session = session if session is not None else Session()
     knobs = knobs or Knobs()
     try:
-        file_question, passages = parse_input(passages_text, upload)
+        file_question, passages, file_notes = read_input(passages_text, upload, backend.log.limits)
         q = (question or "").strip() or (file_question or "").strip()
         if not q:
             raise InputError("the question is empty: type a question")
         key = (q, tuple((p.title, p.text) for p in passages))
         if session.key != key or session.encoded is None:
-            session = _encode(backend, q, passages, key, session, knobs.cross_encoder)
+            session = _encode(backend, q, passages, key, session, knobs.cross_encoder, file_notes)
         source = input_source(passages_text, upload)
         return _rank_and_render(
             backend, session, knobs, from_cache=session.recomputes > 0, source=source
@@ -208,14 +240,22 @@ def explain(session: Session | None, node: Any) -> str:
 
 # ---------------------------------------------------------------------------------- internals
 def _encode(
-    backend: Backend, q: str, passages: list[Passage], key: Any, old: Session, choice: str = ""
+    backend: Backend,
+    q: str,
+    passages: list[Passage],
+    key: Any,
+    old: Session,
+    choice: str = "",
+    file_notes: list[str] | None = None,
 ) -> Session:
     """Transformer pass for LoG and the fixed baselines; returns a fresh session.
 
     The input is validated and cut to the model's limits once, here, so LoG and every baseline
-    rank exactly the same passages, and each notice is shown once.
+    rank exactly the same passages, and each notice is shown once (``file_notes``: what
+    reading the uploaded files skipped or left out, shown first).
     """
     q, passages, notices = prepare_input(q, passages, backend.log.limits)
+    notices = list(file_notes or []) + notices
     encoded = backend.log.encode(q, passages)
     encoded.warnings[:] = notices + [w for w in encoded.warnings if w not in notices]
     session = Session(key=key, encoded=encoded, encodes=old.encodes + 1, knobs=old.knobs)
@@ -344,6 +384,8 @@ __all__ = [
     "list_examples",
     "load_example",
     "parse_input",
+    "read_input",
+    "upload_paths",
     "passages_to_text",
     "recompute",
     "rank_session",

@@ -29,9 +29,10 @@ from ..config import ContextConfig, GraphConfig
 from ..types import Ranking
 from . import ce_choice
 
-TABLE_COLUMNS = ["rank", "text", "score", "Δ vs CE", "P·S", "role"]
+TABLE_COLUMNS = ["rank", "text", "score", "Δ vs CE", "P·S", "from", "role"]
 """Columns of the ranking table (:func:`logrerank.app.tables.ranking_table`): ``score`` is the
-score the ranking is sorted by, ``Δ vs CE`` the cross-encoder rank minus the LoG rank."""
+score the ranking is sorted by, ``Δ vs CE`` the cross-encoder rank minus the LoG rank, ``from``
+the paper, section and page of a PDF's passage (:mod:`logrerank.app.provenance`)."""
 
 DETAIL_COLUMNS = [
     "rank",

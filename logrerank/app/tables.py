@@ -19,6 +19,7 @@ import pandas as pd
 from ..evaluation.metrics import kendall_tau, overlap_at
 from ..types import Ranking
 from . import compare_view, labels, viz
+from .provenance import passage_source
 from .state import DETAIL_COLUMNS, METRIC_COLUMNS, TABLE_COLUMNS, Knobs
 
 SENT_CE, SENT_BM25 = "cross-encoder (sentences)", "BM25 (sentences)"
@@ -55,7 +56,8 @@ def ranking_table(
 
     ``score`` is the score the ranking is sorted by (the adjusted logit of
     :mod:`logrerank.ranking.scoring` through a sigmoid); ``Δ vs CE`` is the cross-encoder rank minus
-    the LoG rank: positive = LoG ranks it higher.
+    the LoG rank: positive = LoG ranks it higher. ``from`` says where the sentence came from
+    (paper, section and page of a PDF's passage; :mod:`logrerank.app.provenance`).
     """
     signals = signals or {}
     rows = []
@@ -68,6 +70,7 @@ def ranking_table(
                 _r4(s.score),
                 (ce_rank - s.rank) if ce_rank is not None else None,
                 viz.sentence_ref(s),
+                passage_source(ranking.passages[s.passage_idx]),
                 s.role,
             ]
         )

@@ -99,6 +99,9 @@ def merge_rows(lines: list[Line]) -> list[Line]:
             rows.append([ln])
     for row in rows:
         row.sort(key=lambda ln: ln.x0)
+        _drop_line_numbers(row, out)
+        if not row:
+            continue
         merged = [row[0]]
         for ln in row[1:]:
             prev = merged[-1]
@@ -116,6 +119,20 @@ def merge_rows(lines: list[Line]) -> list[Line]:
                 ln.kind = "margin"
         out.extend(merged)
     return out
+
+
+def _drop_line_numbers(row: list[Line], out: list[Line]) -> None:
+    """Move a row's line numbers (digits in a smaller font at either end) to ``out`` as
+    ``"margin"``."""
+    for end in (0, -1):
+        if (
+            len(row) > 1
+            and row[end].text.isdigit()
+            and row[end].size < 0.9 * row[end + 1 if end == 0 else -2].size
+        ):
+            ln = row.pop(end)
+            ln.kind = "margin"
+            out.append(ln)
 
 
 def mark_table_lines(lines: list[Line]) -> None:
