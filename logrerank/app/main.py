@@ -151,6 +151,15 @@ def recompute(session: Session | None, *knobs: Any) -> tuple[Any, ...]:
     return _emit(ui.recompute(BACKEND.get(), session, KnobInputs.knobs(knobs)))
 
 
+def recompute_for_choice(session: Session | None, *knobs: Any) -> tuple[Any, ...]:
+    """A new cross-encoder choice (the menu's ``.change``: once per pick, however it was
+    picked): re-rank the baselines from the cached encodings; before the first run (the menu
+    is filled in at page load) nothing is shown, the choice applies to the run."""
+    if session is None or session.encoded is None:
+        return tuple(gr.skip() for _ in range(N_OUTPUTS))
+    return recompute(session, *knobs)
+
+
 def cross_encoder_menu() -> Any:
     """The cross-encoder menu at page load: every choice with its badge, the default picked
     (read at page load: follows ``--cross-encoder``)."""
@@ -364,7 +373,9 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
     for slider in (top_k, tau_sim, delta, k, blend, context_tokens, min_score):
         slider.change(recompute, knob_inputs, outputs, api_name=False, trigger_mode="always_last")
     ablations.change(recompute, knob_inputs, outputs, api_name=False)
-    ce_pick.input(recompute, knob_inputs, outputs, api_name=False)
+    # .change, not .input: Gradio's dropdown dispatches "input" on the pick and again on the
+    # blur that follows it (one pick recomputed twice); "change" fires once per new value
+    ce_pick.change(recompute_for_choice, knob_inputs, outputs, api_name=False)
     demo.load(cross_encoder_menu, None, ce_pick, api_name=False)
     demo.load(initial_status, None, status, api_name=False)
     graph_top_n.change(

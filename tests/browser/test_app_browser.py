@@ -360,6 +360,8 @@ def test_cross_encoder_choice_switches_without_reencoding(page):
     page.locator("#ce-pick [role=option]", has_text=twin).click()
     status = wait_status(page, "graph recomputations: 2")
     assert "cross-encoder twin" in status and "transformer passes this session: 1" in status
+    time.sleep(3.0)  # one pick, one recomputation (the dropdown's blur after a pick is no second)
+    assert "graph recomputations: 2" in page.text_content("#status"), page.size
     assert ("UNAVAILABLE" in status) == twin.endswith("UNAVAILABLE")
     shot(page, "cross_encoder_choice")
     assert not page.dialogs
