@@ -64,13 +64,22 @@ def _require_pdfminer() -> None:
         ) from None
 
 
+def _run_in(text: str, head: str) -> str:
+    """``text`` with a full stop after its run-in heading when it has none ("Selecting PDFs We
+    remove" -> "Selecting PDFs. We remove"), so the heading does not run into the sentence."""
+    rest = text[len(head) :].lstrip()
+    if not head or not text.startswith(head) or head[-1] in ".:;!?" or not rest[:1].isupper():
+        return text
+    return f"{head}. {rest}"
+
+
 def _passages(st, name: str, window: int) -> list[Passage]:
     from .text import join_lines, vocabulary, windows
 
     vocab = vocabulary([ln.text for p in st.paragraphs for ln in p.lines])
     merged: list[tuple[str, Any]] = []
     for p in st.paragraphs:
-        text = join_lines([ln.text for ln in p.lines], vocab)
+        text = _run_in(join_lines([ln.text for ln in p.lines], vocab), p.lines[0].run_in)
         last = merged[-1][1] if merged else None
         if (
             last is not None

@@ -67,6 +67,8 @@ class Line:
         page: 1-based page number.
         kind: what the layout pass found it to be ("body" until then).
         col: its column on the page (-1 = spans both columns).
+        run_in: the bold words it starts with when the rest is not bold (a run-in heading
+            such as "Training." or "Selecting PDFs"), else "".
     """
 
     text: str
@@ -79,6 +81,7 @@ class Line:
     page: int
     kind: str = "body"
     col: int = 0
+    run_in: str = ""
 
     @property
     def width(self) -> float:
@@ -130,21 +133,28 @@ def _line(obj, page: int, height: float, glyphs: list[int]) -> Line | None:
     parts: list[str] = []
     sizes: dict[float, int] = {}
     bold = letters = upright = chars = 0
+    lead = -1  # parts before the first letter in a regular font (-1: none yet)
     for ch in obj:
         if isinstance(ch, LTChar):
             chars += 1
             upright += bool(ch.upright)
             t = _char_text(ch.get_text(), ch.fontname, glyphs)
-            parts.append(t)
             if t.strip():
                 size = round(ch.size, 1)
                 sizes[size] = sizes.get(size, 0) + len(t)
             if t.isalpha():
                 letters += 1
-                bold += bool(_BOLD.search(ch.fontname or ""))
+                is_bold = bool(_BOLD.search(ch.fontname or ""))
+                bold += is_bold
+                if not is_bold and lead < 0:
+                    lead = len(parts)
+            parts.append(t)
         else:  # LTAnno: a space or newline pdfminer inserted
             parts.append(ch.get_text())
     text = " ".join("".join(parts).split())
+    run_in = " ".join("".join(parts[:lead]).split()) if lead > 0 else ""
+    if sum(c.isalpha() for c in run_in) < 2:
+        run_in = ""
     if not text or not sizes or upright * 2 < chars:
         return None
     x0, y0, x1, y1 = obj.bbox
@@ -158,6 +168,7 @@ def _line(obj, page: int, height: float, glyphs: list[int]) -> Line | None:
         size,
         letters > 0 and bold * 20 >= letters * 19,
         page,
+        run_in=run_in,
     )
 
 

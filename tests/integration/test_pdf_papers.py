@@ -80,3 +80,25 @@ def test_a_question_about_each_paper_ranks_its_answer_in_the_top_5(papers):
         ranking = model.rerank(want["question"], papers[name].passages)
         top = [s.text for s in ranking.sentences[:5]]
         assert any(want["answer"] in t for t in top), (name, top)
+
+
+@pytest.mark.slow
+def test_the_app_and_the_cli_give_the_same_order(tmp_path):
+    """Both papers at once: the app's upload handler and ``logrerank rerank -p A -p B`` rank the
+    same sentences in the same order."""
+    import json
+
+    from logrerank import cli
+    from logrerank.app import handlers as ui
+    from logrerank.app.state import Backend
+
+    paths = [str(PDFS / n) for n in sorted(PAPERS)]
+    question = "How is structured full text extracted from paper PDFs?"
+    out = tmp_path / "ranking.json"
+    argv = ["rerank", "-q", question, "-p", paths[0], "-p", paths[1], "-o", str(out)]
+    assert cli.main(argv) == 0
+    by_cli = [(s["passage_idx"], s["sent_idx"]) for s in json.loads(out.read_text())["sentences"]]
+    res = ui.run_rerank(Backend.load(), None, question, "", paths)
+    assert res.ok, res.error
+    by_app = [(s.passage_idx, s.sent_idx) for s in res.session.ranking.sentences]
+    assert len(by_app) == len(by_cli) > 500 and by_app == by_cli
