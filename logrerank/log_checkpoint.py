@@ -5,6 +5,10 @@ A LoG checkpoint is the folder layout of :mod:`logrerank.checkpoint` with ``"for
 weights hold the heads, the graph model and only those backbone tensors that differ from the
 packaged backbone (the rest are loaded from the backbone itself). Loading checks every tensor
 against the model before any is used.
+
+``config.json`` holds the model's configuration only; the training records (every top-level
+``training*`` key: the run summaries, tuning tables, how each choice was made) sit beside it in
+``training.json`` (:func:`read_meta` / :func:`write_meta`). Loading a model never reads them.
 """
 
 from __future__ import annotations
@@ -25,6 +29,43 @@ from .resources import checkpoint_dir
 FORMAT = "logrerank"
 FORMAT_VERSION = 1
 ENCODER_PREFIX = "local.encoder."  # state-dict prefix of the backbone tensors
+RECORDS_NAME = "training.json"  # the training records, beside config.json
+
+
+def is_record(key: str) -> bool:
+    """Whether a top-level checkpoint key is a training record (``training``, ``training_*``)."""
+    return key == "training" or key.startswith("training_")
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """``config.json`` of the folder ``path`` with its training records merged in.
+
+    Records come from ``training.json`` where it exists (and from ``config.json`` itself in
+    folders written before the split).
+
+    Raises:
+        CheckpointError: not a LoG checkpoint folder (:func:`logrerank.checkpoint.read_config`).
+        ValueError: ``training.json`` is not valid JSON.
+    """
+    path = Path(path)
+    meta = read_config(path, FORMAT)
+    records = path / RECORDS_NAME
+    if records.is_file():
+        meta.update(json.loads(records.read_text(encoding="utf-8")))
+    return meta
+
+
+def write_meta(path: Path, meta: dict[str, Any]) -> None:
+    """Write ``meta`` as ``config.json`` (the model) and ``training.json`` (its records)."""
+    path = Path(path)
+    config = {k: v for k, v in meta.items() if not is_record(k)}
+    records = {k: v for k, v in meta.items() if is_record(k)}
+    (path / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    target = path / RECORDS_NAME
+    if records:
+        target.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+    elif target.exists():
+        target.unlink()
 
 
 def default_checkpoint_dir() -> Path:
@@ -110,7 +151,8 @@ def write_checkpoint(
         state: the model's state dict.
         base: the packaged backbone's state dict; backbone tensors equal to it are not stored.
         config: ``LoGConfig.to_dict()``.
-        extra: extra JSON-serialisable facts for config.json (training run, metrics).
+        extra: extra JSON-serialisable facts (training run, metrics): ``training*`` keys go to
+            ``training.json``, any other to ``config.json`` (:func:`write_meta`).
         half: name prefixes whose floating tensors are stored as float16 (loading casts them
             back to the model's float32).
 
@@ -140,5 +182,5 @@ def write_checkpoint(
         "backbone_tensors_stored": sum(k.startswith(ENCODER_PREFIX) for k in stored),
         **(extra or {}),
     }
-    (path / CONFIG_NAME).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    write_meta(path, meta)
     return path

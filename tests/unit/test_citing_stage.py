@@ -16,7 +16,7 @@ from logrerank.checkpoint import CheckpointError
 from logrerank.cli import main
 from logrerank.config import LoGConfig, ScoreConfig
 from logrerank.graph.inputs import CITING, MULTI, SINGLE, stage_module
-from logrerank.log_checkpoint import write_checkpoint
+from logrerank.log_checkpoint import read_meta, write_checkpoint
 from logrerank.pipeline import LoGReranker
 from logrerank.ranking.routing import pool_route
 from logrerank.training.log.citing_stage import add_citing_stage
@@ -113,7 +113,7 @@ def test_combined_checkpoint_ranks_questions_as_base_and_citances_as_the_donor(p
     assert [s.score for s in got.sentences] == pytest.approx(
         [s.score for s in want.sentences], abs=1e-9
     )
-    meta = json.loads((tmp_path / "cs" / "config.json").read_text())
+    meta = read_meta(tmp_path / "cs")
     assert meta["training"]["seed"] == 13  # the base's records are kept
     assert meta["training"]["citing_stage"]["citing"] == str(citing_dir)
 

@@ -16,6 +16,7 @@ import pytest
 from logrerank.cli import main
 from logrerank.evaluation.paired import format_paired, paired_test, parse_spec, per_query
 from logrerank.evaluation.report import compare_runs, seed_table
+from logrerank.log_checkpoint import read_meta
 from logrerank.types import InputError
 
 
@@ -159,7 +160,7 @@ def test_cli_tune_score_chooses_and_writes(save_isolated_checkpoint, tmp_path, c
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["chosen"] == dry["chosen"] and out["written"].endswith("config.json")
-    meta = json.loads((Path(ckpt) / "config.json").read_text())
+    meta = read_meta(Path(ckpt))
     assert meta["model"]["score"] == out["chosen"]
     assert meta["training"]["score_selection"]["command"].startswith("logrerank ")
     assert LoGReranker.from_pretrained(str(ckpt)).config.score == ScoreConfig(**out["chosen"])
@@ -171,14 +172,14 @@ def test_cli_tune_score_lexical_dry_run_and_write(
     from logrerank.training.log import score_tuning
 
     ckpt = save_isolated_checkpoint(tmp_path)
-    before = json.loads((Path(ckpt) / "config.json").read_text())
+    before = read_meta(Path(ckpt))
     monkeypatch.setattr(score_tuning, "selection_sets", lambda n: _selection_examples())
     argv = ["tune-score", "--checkpoint", str(ckpt), "--lexical", "--cache", str(tmp_path / "r")]
     assert main([*argv, "--dry-run"]) == 0
     dry = json.loads(capsys.readouterr().out)
     assert dry["written"] is None and dry["selection_queries"] == 1
     assert set(dry["grid"]) == {str(w) for w in score_tuning.LEXICAL_WEIGHTS}
-    assert json.loads((Path(ckpt) / "config.json").read_text()) == before
+    assert read_meta(Path(ckpt)) == before
     assert (tmp_path / "r" / "select-citint.json").exists()  # the rows tune-score caches
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)

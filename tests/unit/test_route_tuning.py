@@ -3,12 +3,12 @@ best macro passage nDCG@10 over the selection specs, written into the checkpoint
 
 from __future__ import annotations
 
-import json
 import statistics
 
 import pytest
 
 from logrerank.data.schema import Doc, Example
+from logrerank.log_checkpoint import read_meta
 from logrerank.pipeline import LoGReranker
 from logrerank.training.log import route_tuning
 from logrerank.training.log.encode_cache import example_passages
@@ -83,7 +83,7 @@ def test_chosen_weight_is_the_best_macro_and_is_written(ckpt, monkeypatch, tmp_p
         "citance_dense_weight": best["citance"][2],
         "citance_sentence_weight": best["citance"][3],
     }
-    meta = json.loads((ckpt / "config.json").read_text())
+    meta = read_meta(ckpt)
     assert meta["model"]["score"]["paper_global_weight"] == best["question"][0]
     assert meta["model"]["score"]["paper_lexical_weight"] == best["question"][1]
     assert meta["model"]["score"]["citance_global_weight"] == best["citance"][0]
@@ -160,7 +160,7 @@ def test_untitled_route_is_chosen_on_untitled_pools_and_written(ckpt, monkeypatc
     assert out["macro"] == {k: round(v, 2) for k, v in macro.items()}
     a = route_tuning.choose_untitled_weight(macro)
     assert out["chosen"] == {"untitled_global_weight": a}
-    meta = json.loads((ckpt / "config.json").read_text())
+    meta = read_meta(ckpt)
     assert meta["model"]["score"]["untitled_global_weight"] == a
     assert meta["training"]["untitled_route"]["command"] == "cmd"
     assert LoGReranker.from_pretrained(str(ckpt)).config.score.untitled_global_weight == a

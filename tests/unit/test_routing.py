@@ -13,6 +13,7 @@ from logrerank.config import GlobalConfig, GraphConfig, LoGConfig, ScoreConfig, 
 from logrerank.graph.inputs import MULTI, SINGLE, route
 from logrerank.graph.links import titled_fraction
 from logrerank.jsonconfig import ConfigError
+from logrerank.log_checkpoint import read_meta
 from logrerank.pipeline import LoGReranker
 from logrerank.training.log.graph_cv import _route_saved, attach_single_stage, single_stage_of
 from logrerank.types import Passage
@@ -240,7 +241,7 @@ def test_tune_lexical_writes_the_weight_and_keeps_the_other_score_settings(
     out = score_tuning.tune_lexical(tmp_path / "ckpt", command="logrerank tune-score")
     assert out["chosen"] in score_tuning.LEXICAL_WEIGHTS and out["selection_queries"] == 3
     assert out["grid"][str(out["chosen"])] == max(out["grid"].values())
-    meta = json.loads((tmp_path / "ckpt" / "config.json").read_text())
+    meta = read_meta(tmp_path / "ckpt")
     assert meta["model"]["score"] == before | {"lexical_weight": out["chosen"]}
     assert meta["training"]["lexical_selection"]["command"] == "logrerank tune-score"
     back = LoGReranker.from_pretrained(tmp_path / "ckpt")

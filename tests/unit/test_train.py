@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from logrerank.data.schema import Doc, Example
+from logrerank.log_checkpoint import read_meta
 from logrerank.training import queries as td
 from logrerank.training.log import global_stage as gs
 from logrerank.training.log import local_stage as ls
@@ -105,7 +106,7 @@ def test_train_local_then_global_saves_loadable_checkpoints(cfg, tmp_path):
     passages = [{"title": d.title, "text": d.text} for d in ex.candidates]
     a, b = m.encode(ex.query, passages), m2.encode(ex.query, passages)
     assert torch.allclose(a.local_logits, b.local_logits)
-    meta = json.loads((tmp_path / "g" / "config.json").read_text())
+    meta = read_meta(tmp_path / "g")
     assert meta["training"]["stage"] == "global" and meta["training_local"]["stage"] == "local"
 
 

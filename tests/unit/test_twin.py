@@ -16,6 +16,7 @@ from logrerank.cli import main
 from logrerank.config import ConfigError, LocalConfig
 from logrerank.data.schema import Doc, Example
 from logrerank.local.units import passage_units, scoring_units, unit_inputs
+from logrerank.log_checkpoint import read_meta
 from logrerank.rankers import Models, build_rankers
 from logrerank.text.segment import passage_spans
 from logrerank.training.log import local_stage as ls
@@ -323,7 +324,7 @@ def test_tune_score_on_a_twin_chooses_on_local_passage_scores(make_twin, tmp_pat
     }
     sp, cp = (score_tuning.score(sets[n], 2, b, dedup, w)[0] for n in score_tuning.SELECT)
     assert out["objective_value"] == pytest.approx((sp + cp) / 2, abs=1e-3)
-    meta = json.loads((ckpt / "config.json").read_text())
+    meta = read_meta(ckpt)
     assert meta["training"]["score_selection"]["objective"] == score_tuning.OBJECTIVE_LOCAL
 
 

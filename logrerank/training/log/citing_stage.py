@@ -25,6 +25,8 @@ from typing import Any
 
 import torch
 
+from ...log_checkpoint import read_meta
+
 CITANCE_FIELDS = (
     "citance_global_weight",
     "citance_lexical_weight",
@@ -154,8 +156,8 @@ def add_citing_stage(
     glob = replace(b.config.global_, citing_members=c.config.global_.members)
     b.config = replace(b.config, score=score, single=single, global_=glob)
     b.global_citing = c.global_model  # the base keeps its stages; the donor's joins them
-    meta = json.loads((Path(base) / "config.json").read_text(encoding="utf-8"))
-    cmeta = json.loads((Path(citing) / "config.json").read_text(encoding="utf-8"))
+    meta = read_meta(Path(base))
+    cmeta = read_meta(Path(citing))
     extra = {k: v for k, v in meta.items() if k not in META_KEYS}
     record = {
         "base": str(base),

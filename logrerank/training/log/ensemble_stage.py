@@ -13,10 +13,10 @@ ensembles) under 20 MB; the route cells are the first checkpoint's until ``tune-
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
+from ...log_checkpoint import read_meta
 from .citing_stage import META_KEYS, check_compatible, load_frozen
 
 
@@ -61,11 +61,11 @@ def build_ensemble(
     base.global_model = GlobalEnsemble.of([m.global_model for m in models])
     cfg = dataclasses.replace(base.global_model.config, store_half=store_half)
     base.config = dataclasses.replace(base.config, global_=cfg)
-    meta = json.loads((paths[0] / "config.json").read_text(encoding="utf-8"))
+    meta = read_meta(paths[0])
     extra = {k: v for k, v in meta.items() if k not in META_KEYS}
     seeds = []
     for p in paths:
-        training = json.loads((p / "config.json").read_text(encoding="utf-8")).get("training", {})
+        training = read_meta(p).get("training", {})
         seeds.append(training.get("seed"))
     record = {
         "members": [str(p) for p in paths],

@@ -22,6 +22,7 @@ import torch
 from ...config import LoGConfig, SingleStageConfig
 from ...data.schema import Example, example_passages
 from ...jsonconfig import deep_merge
+from ...log_checkpoint import read_meta
 from ...ranking.losses import (
     aligned_pool_loss,
     drop_duplicate_negatives,
@@ -320,11 +321,7 @@ def train_global(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
         "tau_sim": model.config.graph.tau_sim,
         "config": dataclasses.asdict(cfg),
     }
-    prev = (
-        json.loads((Path(cfg.init) / "config.json").read_text()).get("training")
-        if cfg.init
-        else None
-    )
+    prev = read_meta(Path(cfg.init)).get("training") if cfg.init else None
     model.save_pretrained(cfg.out, extra={"training": summary, "training_local": prev})
     print(f"saved {cfg.out}", file=log, flush=True)
     return summary

@@ -370,9 +370,9 @@ def _provenance(cfg: GraphCVConfig, single) -> dict[str, Any]:
     An init fresh from ``logrerank train local`` keeps its stage-1 record under ``training``
     (``stage: local``); one from ``train global`` keeps its global stage's there (``stage:
     global``), which is the single-passage stage of a routed final checkpoint."""
-    from ...log_checkpoint import FORMAT, read_config
+    from ...log_checkpoint import read_meta
 
-    init = read_config(Path(cfg.init), FORMAT)
+    init = read_meta(Path(cfg.init))
     own = init.get("training") or {}
     out = {}
     local = init.get("training_local", own if own.get("stage") == "local" else None)
@@ -388,7 +388,7 @@ def _provenance(cfg: GraphCVConfig, single) -> dict[str, Any]:
 def _route_saved(out: Path, single, log) -> None:
     """A saved final checkpoint gets the run's routing (``single``) when it lacks it, so a run
     that adds ``single_min_titled`` needs no retraining (the main global stage is unchanged)."""
-    from ...log_checkpoint import FORMAT, read_config
+    from ...log_checkpoint import read_meta
     from ...pipeline import LoGReranker
 
     want = 0.0 if single is None else single[0].min_titled
@@ -396,7 +396,7 @@ def _route_saved(out: Path, single, log) -> None:
     if saved.config.single.min_titled == want:
         return
     keep = ("training", "training_local", "training_single")
-    extra = {k: v for k, v in read_config(out, FORMAT).items() if k in keep}
+    extra = {k: v for k, v in read_meta(out).items() if k in keep}
     attach_single_stage(saved, single)
     saved.save_pretrained(out, extra=extra)
     print(f"{out}: single-passage stage for pools < {want} titled", file=log, flush=True)

@@ -263,9 +263,9 @@ def _carried_records(init: str | None) -> dict:
     (``training_global``, the init's own ``training`` when that is a global stage)."""
     if not init:
         return {}
-    from ...log_checkpoint import FORMAT, read_config
+    from ...log_checkpoint import read_meta
 
-    meta = read_config(Path(init), FORMAT)
+    meta = read_meta(Path(init))
     out = {k: meta[k] for k in ("training_single",) if k in meta}
     own = meta.get("training") or {}
     if own.get("stage") not in (None, "local"):

@@ -27,10 +27,12 @@ from typing import Any
 
 import torch
 
+from ...checkpoint import CheckpointError
 from ...config import PassageConfig
 from ...evaluation.metrics import ndcg_at_k
 from ...graph.inputs import global_scores, graph_inputs, stage_graph, stage_module
 from ...jsonconfig import ConfigError, JsonConfig
+from ...log_checkpoint import read_meta
 from ...ranking.dense_prior import route_prior
 from ...ranking.losses import softmax_pool_loss
 from ...ranking.passage_head import PassageHead, passage_features
@@ -247,7 +249,7 @@ def pool_loss(head: PassageHead, it: dict[str, Any]) -> torch.Tensor:
 def _kept_training(init: str) -> dict[str, Any]:
     """The training summaries of ``init``'s config.json, kept in the new checkpoint."""
     try:
-        raw = json.loads((Path(init) / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = read_meta(Path(init))
+    except (OSError, ValueError, CheckpointError):
         return {}
     return {k: v for k, v in raw.items() if k.startswith("training")}

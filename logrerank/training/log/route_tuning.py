@@ -28,7 +28,6 @@ differs from the questions'), with ``score.paper_title_words``
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -36,6 +35,7 @@ from pathlib import Path
 import torch
 
 from ...evaluation.metrics import ndcg_at_k
+from ...log_checkpoint import read_meta, write_meta
 from ...ranking.dense_prior import (
     DENSE_SCALE,
     load_kept,
@@ -218,10 +218,10 @@ def _write_choice(checkpoint: str | Path, key: str, result: dict, write: bool) -
     ``result`` as ``training.<key>`` in its ``config.json``; return ``result`` with ``written``."""
     path = Path(checkpoint) / "config.json"
     if write:
-        meta = json.loads(path.read_text())
+        meta = read_meta(Path(checkpoint))
         meta["model"]["score"].update(result["chosen"])
         meta.setdefault("training", {})[key] = result
-        path.write_text(json.dumps(meta, indent=2) + "\n")
+        write_meta(Path(checkpoint), meta)
     return result | {"written": str(path) if write else None}
 
 

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import torch
 
+from ...log_checkpoint import read_meta, write_meta
+
 BETAS = [0.0, 0.1, 0.25, 0.5, 1.0, 2.0]
 """Passage weights ``b`` of the grid."""
 WEIGHTS = [1.0, 0.75, 0.5, 0.25, 0.0]
@@ -213,8 +215,7 @@ def write_choice(
     chosen (``training.score_selection``); ``choice`` is :func:`choose` of ``sets`` (with
     ``local_only``) when already computed."""
     (w, dedup, b), val = choice or choose(sets, local_only)
-    path = checkpoint / "config.json"
-    meta = json.loads(path.read_text())
+    meta = read_meta(checkpoint)
     chosen = {"merge_duplicates": dedup, "passage_weight": b, "head_weight": w}
     meta["model"]["score"] = chosen
     meta.setdefault("training", {})["score_selection"] = {
@@ -229,7 +230,7 @@ def write_choice(
         },
         "command": command,
     }
-    path.write_text(json.dumps(meta, indent=2) + "\n")
+    write_meta(checkpoint, meta)
     return chosen
 
 
@@ -379,8 +380,7 @@ def tune_lexical(
         best, table = choose_lexical(rows, model.config.score, col)
     grid = {str(k): round(v, 3) for k, v in table.items()}
     if write:
-        cfg_path = Path(checkpoint) / "config.json"
-        meta = json.loads(cfg_path.read_text())
+        meta = read_meta(Path(checkpoint))
         meta["model"]["score"]["lexical_weight"] = best
         if head is not None:
             meta["model"]["score"]["untitled_head_weight"] = head
@@ -392,7 +392,7 @@ def tune_lexical(
             "grid": grid,
             "command": command,
         }
-        cfg_path.write_text(json.dumps(meta, indent=2) + "\n")
+        write_meta(Path(checkpoint), meta)
     return {
         "chosen": best,
         "untitled_head_weight": head,

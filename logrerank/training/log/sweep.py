@@ -18,6 +18,8 @@ import json
 import time
 from pathlib import Path
 
+from ...log_checkpoint import read_meta
+
 SETTINGS = {  # name -> TrainConfig overrides
     "paper-lr3e-4-ep8": {"pairs": "paper", "lr": 3e-4, "epochs": 8},
     "paper-lr1e-4-ep2": {"pairs": "paper", "lr": 1e-4, "epochs": 2},
@@ -87,7 +89,7 @@ def sweep_global(cfg, settings: list[str], command: str) -> dict:
         "config": dataclasses.asdict(dataclasses.replace(cfg, **SETTINGS[name])),
         "command": command,
     }
-    prev = json.loads((Path(cfg.init) / "config.json").read_text())
+    prev = read_meta(Path(cfg.init))
     model.save_pretrained(
         cfg.out, extra={"training": summary, "training_local": prev.get("training")}
     )
