@@ -70,6 +70,7 @@ REFERENCES = [
 TABLE = [["Model", "P", "R", "F1"], ["Passage reranker", "71.2", "64.0", "67.4"]]
 TABLE += [["Graph reranker", "80.5", "74.9", "77.6"]]
 CAPTION = "Table 1: Scores of both rerankers on the test questions."
+ROMAN = {1: "I", 2: "II", 3: "III", 4: "IV"}
 
 
 class _Writer:
@@ -161,9 +162,11 @@ def make_paper(
     line_numbers: bool = False,
     table: bool = True,
     repeat: int = 1,
+    caps_headings: bool = False,
 ) -> Path:
     """Write a paper-like PDF to ``path`` (see the module doc); ``repeat`` repeats the body
-    sections that many times (longer papers, more pages)."""
+    sections that many times (longer papers, more pages); ``caps_headings`` sets the numbered
+    headings IEEE-like: roman numerals and capitals in the body font ("II. METHODS")."""
     from fpdf import FPDF
 
     pdf = FPDF(unit="pt", format="A4")
@@ -196,7 +199,13 @@ def make_paper(
                 continue
             decorate()
             w.gap(8)
-            w.line(heading if not k else f"{heading} (part {k + 1})", style="B", size=12)
+            shown = heading if not k else f"{heading} (part {k + 1})"
+            if caps_headings and heading[0].isdigit():
+                number, _, name = shown.partition(" ")
+                shown = f"{ROMAN[int(number)]}. {name.upper()}"
+                w.line(shown, size=10)
+            else:
+                w.line(shown, style="B", size=12)
             w.gap(2)
             for j, text in enumerate(paragraphs):
                 w.paragraph(text, indent=j > 0, hyphenate=hyphenate)

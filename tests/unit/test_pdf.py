@@ -58,6 +58,13 @@ def test_headings_title_and_reading_order(papers, kind):
         assert p.meta["paper"] == pm.TITLE and p.meta["pages"] and p.meta["source"]
 
 
+def test_numbered_headings_in_capitals_are_found(tmp_path):
+    paper = read_pdf(pm.make_paper(tmp_path / "ieee.pdf", repeat=2, caps_headings=True))
+    assert paper.headings[:5] == ["Abstract", "I. INTRODUCTION", "II. METHODS", "III. RESULTS",
+                                  "IV. CONCLUSION"]  # fmt: skip
+    assert {p.meta["section"] for p in paper.passages} >= {"II. METHODS", "III. RESULTS"}
+
+
 @pytest.mark.parametrize("kind", ["two", "one", "numbers", "pages"])
 def test_margins_tables_and_references_are_left_out(papers, kind):
     paper = papers[kind]
@@ -139,8 +146,10 @@ BAD = {
     "scanned": (lambda d: pm.make_scan(d / "scan.pdf"), "no text layer"),
     "truncated": (_truncated, "damaged or truncated"),
     "corrupt": (
-        lambda d: (d / "corrupt.pdf").write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 40)
-        and d / "corrupt.pdf",
+        lambda d: (
+            (d / "corrupt.pdf").write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 40)
+            and d / "corrupt.pdf"
+        ),
         "damaged or truncated",
     ),
     "not a pdf": (
