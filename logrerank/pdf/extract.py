@@ -259,6 +259,11 @@ def _open(fp, name: str):
         ) from None
 
 
+def _damaged(name: str, exc: Exception | None) -> str:
+    why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
+    return f"{name} could not be read as a PDF: the file is damaged or truncated{why}"
+
+
 def read_lines(path: str | Path, max_pages: int, name: str | None = None) -> PdfText:
     """The text lines of the first ``max_pages`` pages of a PDF.
 
@@ -289,32 +294,44 @@ def read_lines(path: str | Path, max_pages: int, name: str | None = None) -> Pdf
         manager = PDFResourceManager(caching=True)
         device = PDFPageAggregator(manager, laparams=params)
         interpreter = PDFPageInterpreter(manager, device)
-        n = 0
-        try:
-            for n, page in enumerate(PDFPage.create_pages(doc), 1):
-                if n > max_pages:
-                    n = max_pages
-                    break
+        n, failed = 0, []
+        pages = PDFPage.create_pages(doc)
+        while n < max_pages:
+            try:
+                page = next(pages)
+            except StopIteration:
+                break
+            except Exception as exc:  # the page tree itself is broken here
+                if not out.pages:
+                    raise InputError(_damaged(name, exc)) from None
+                out.notices.append(
+                    f"{name}: page {n + 1} and after could not be read (damaged or truncated "
+                    f"file: {type(exc).__name__}); kept pages 1-{n}"
+                )
+                break
+            n += 1
+            try:
                 interpreter.process_page(page)
                 layout = device.get_result()
-                x0, y0, x1, y1 = layout.bbox
-                out.pages.append((x1 - x0, y1 - y0, _lines(layout, n, y1, glyphs)))
-        except Exception as exc:
-            if not out.pages:
-                raise InputError(
-                    f"{name} could not be read as a PDF: the file is damaged or truncated "
-                    f"({type(exc).__name__}: {exc})"
-                ) from None
-            out.notices.append(
-                f"{name}: page {len(out.pages) + 1} and after could not be read (damaged or "
-                f"truncated file: {type(exc).__name__}); kept pages 1-{len(out.pages)}"
-            )
+            except Exception:  # one broken page: the others are still read
+                failed.append(n)
+                continue
+            x0, y0, x1, y1 = layout.bbox
+            out.pages.append((x1 - x0, y1 - y0, _lines(layout, n, y1, glyphs)))
     out.n_pages = max(out.n_pages, n)
-    if not out.pages:
-        raise InputError(f"{name} has no pages")
-    if out.n_pages > len(out.pages) and not out.notices:
+    if failed:
         out.notices.append(
-            f"{name} has {out.n_pages:,} pages; read the first {len(out.pages):,} "
+            f"{name}: page(s) {', '.join(map(str, failed[:10]))}"
+            + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")
+            + " could not be read (damaged); left out"
+        )
+    if not out.pages:
+        if failed:
+            raise InputError(_damaged(name, None))
+        raise InputError(f"{name} has no pages")
+    if n == max_pages and out.n_pages > n:
+        out.notices.append(
+            f"{name} has {out.n_pages:,} pages; read the first {n:,} "
             f"(limit {max_pages:,} pages per PDF)"
         )
     n_chars = sum(len(ln.text) for _, _, lines in out.pages for ln in lines)
