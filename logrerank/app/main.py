@@ -318,6 +318,7 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                     context_json = gr.Code(
                         label="Units (JSON; passage and sentence numbers 1-based)",
                         language="json",
+                        wrap_lines=True,  # no sideways scrolling on a phone
                         elem_id="context-json",
                     )
                     download = gr.DownloadButton(

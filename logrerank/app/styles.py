@@ -24,6 +24,54 @@ LAYOUT_CSS = """
 """
 """Layout of the page: tabs, tables, example buttons, phone widths."""
 
+TABLE_FIT_CSS = """
+#table, #details, #metrics { --lr-cols: repeat(var(--lr-n, 6), minmax(0, 1fr)); }
+#table { --lr-cols: 52px minmax(0, 1fr) 72px 72px 70px minmax(0, 0.3fr) 104px; }
+#details { --lr-n: 13; }
+#metrics { --lr-cols: 92px minmax(0, 2.2fr) repeat(4, minmax(0, 1fr)); }
+:is(#table, #details, #metrics) .header-table { width: 100% !important; display: block; }
+:is(#table, #details, #metrics) .header-table thead { display: block; }
+:is(#table, #details, #metrics) .sizing-body { display: none; }
+:is(#table, #details, #metrics) .header-table thead tr,
+:is(#table, #details, #metrics) .virtual-row {
+  display: grid !important; grid-template-columns: var(--lr-cols); }
+:is(#table, #details, #metrics) .virtual-body { width: 100% !important; }
+:is(#table, #details, #metrics) .header-table th,
+:is(#table, #details, #metrics) .virtual-row > .body-cell {
+  width: auto !important; min-width: 0 !important; max-width: none !important;
+  flex: none !important; }
+:is(#details, #metrics) .virtual-row span, :is(#details, #metrics) th span {
+  white-space: normal; overflow-wrap: anywhere; text-overflow: clip; }
+#details .header-table th span { font-size: 12px; }
+@media (max-width: 640px) {
+  :is(#table, #details, #metrics) { font-size: 12px; }
+  :is(#table, #details, #metrics) .virtual-row, :is(#table, #details, #metrics) thead tr {
+    font-size: 12px; border-bottom: 1px solid var(--border-color-primary); }
+  :is(#table, #details, #metrics) .cell-wrap { padding: 4px 5px; min-height: 26px; }
+  /* ranking: rank, score, Δ vs CE, P·S, role on one line; the text (and a PDF's source) on
+     full-width lines below */
+  #table { --lr-cols: 38px minmax(0, 1fr) minmax(0, 1fr) minmax(0, 1.1fr) 84px; }
+  #table .header-table th:nth-child(2), #table .virtual-row > .body-cell:nth-child(2) {
+    grid-column: 1 / -1; order: 1; }
+  #table .virtual-row > .body-cell:nth-child(6) { grid-column: 1 / -1; order: 2; }
+  #table .virtual-row > .body-cell:nth-child(6):not(:has(span:not(:empty))) { display: none; }
+  #table .header-table th:nth-child(2) { grid-column: 1 / 4; }
+  #table .header-table th:nth-child(6) { grid-column: 4 / -1; order: 1; }
+  #table .header-table th .header { white-space: normal; }
+  /* details: 13 columns as 5 per line, each row a block of 3 lines under the same header */
+  #details { --lr-n: 5; }
+  #details .virtual-row > .body-cell, #details .header-table th { box-shadow: none; }
+  #metrics { --lr-cols: 64px minmax(0, 2fr) repeat(4, minmax(0, 1fr)); }
+  /* Explain's score and neighbour tables wrap inside the screen instead of scrolling */
+  #explain table { width: 100%; table-layout: fixed; }
+  #explain td, #explain th { overflow-wrap: anywhere; vertical-align: top; padding-right: 4px; }
+}
+"""
+"""The tables (ranking, score details, agreement) fit their column: Gradio's dataframe gives
+each column a fixed width in pixels, which runs wider than the page; here each row and the
+header are one CSS grid of the same columns, so the header stays above its values. On a phone
+the ranking's text gets its own full-width line and the 13 score details wrap, 5 per line."""
+
 VIEW_CSS = """
 .lr-empty { font-size: 14px; padding: 8px 10px; background: #f3f7ff;
   border-left: 4px solid #2C7FB8; margin-bottom: 6px; }
@@ -64,7 +112,7 @@ VIEW_CSS = """
 """
 """Classes of the views' HTML (status panel, comparison columns, heat map, notes)."""
 
-CSS = LAYOUT_CSS + VIEW_CSS
+CSS = LAYOUT_CSS + TABLE_FIT_CSS + VIEW_CSS
 """The page's stylesheet (``demo.launch(css=CSS)``)."""
 
-__all__ = ["CSS", "LAYOUT_CSS", "VIEW_CSS"]
+__all__ = ["CSS", "LAYOUT_CSS", "TABLE_FIT_CSS", "VIEW_CSS"]
