@@ -40,19 +40,39 @@ DESCRIPTION = (
     "answered by an error that names it. The answer says what ranked and how the pool was "
     "treated (pool), the settings used, the sentences and passages in rank order and the "
     "agreement with the baselines; passage and sentence numbers count from 1. The fields are "
-    "described in docs/api.md of the logrerank repository."
+    "described in docs/api.md of the logrerank repository. In bash, take the event id of the "
+    "cURL snippet first, EVENT_ID=$(curl -s -X POST ... | awk -F'\"' '{ print $4}'), then run "
+    "curl -N .../gradio_api/call/rerank/$EVENT_ID: piping into read sets nothing in bash."
 )
 """The API page's description of ``/rerank``: prose, no markup (the page shows it as is)."""
 
 EXAMPLE = {
     "question": "Do statins reduce the risk of dementia?",
-    "passages": "Title: Statin cohort\nIn a cohort of 12,000 adults, statin users had a lower "
-    "risk of dementia.\n\nTitle: Randomised trials\nTrials of statins showed no effect on "
-    "cognitive decline.",
+    # one line: the page pastes it into its Python and cURL snippets as is (a newline would
+    # break both); one passage of two sentences
+    "passages": "In a cohort of 12,000 adults, statin users had a lower risk of dementia. "
+    "Trials of statins showed no effect on cognitive decline.",
     "upload": "",
     "ablations": list(PART_KEYS),
 }
 """Example values of the API page's snippets (the others show their defaults)."""
+
+PARAM_NOTES = {
+    "question": "the question (text, required)",
+    "passages": "the passages as text, separated by blank lines; a passage may start with a "
+    "line Title: and its title (required)",
+    "upload": "leave empty: files go through the page",
+    "top_k": "context units, a whole number from 1 to 100",
+    "tau_sim": "similarity threshold of the sentence graph, -1 to 1",
+    "delta": "largest local-score gap of a similarity link, 0 to 1",
+    "k": "similar neighbours kept per sentence, a whole number from 0 to 64",
+    "blend": "the cross-encoder's share in the cross-encoder stage, 0 to 1",
+    "ablations": "the parts kept on: use_global, cross_passage, typed, links, lexical (null = "
+    "all, [] = none)",
+    "cross_encoder": "the comparison's cross-encoder: bundled, twin, default (empty) or a folder "
+    "on the server",
+}
+"""What the API page says under each argument (instead of Gradio's "the 1st Api component")."""
 
 
 def _agreement_value(value: Any) -> float | int | None:
@@ -256,9 +276,19 @@ def register(backend: Callable[[], Backend], default: Knobs, graph: Any) -> None
     from .api_args import PARAMS
 
     for name, comp in zip(PARAMS, fns[-1].inputs):
+        comp.label = name
+        comp._api_info = {**comp._api_info, "additional_description": PARAM_NOTES[name]}
         if name in EXAMPLE:  # the page's snippets show this value, not a placeholder "..."
             value = EXAMPLE[name]
             comp.example_payload = comp.example_value = lambda v=value: v
 
 
-__all__ = ["DESCRIPTION", "EXAMPLE", "NUMBERING", "make_rerank", "register", "result_json"]
+__all__ = [
+    "DESCRIPTION",
+    "EXAMPLE",
+    "NUMBERING",
+    "PARAM_NOTES",
+    "make_rerank",
+    "register",
+    "result_json",
+]

@@ -8,7 +8,9 @@ a bare 500. :class:`RerankBodyCheck` (an ASGI middleware, installed through
 argument, and fills omitted optional arguments with ``null`` (= the default), so the handler's
 own checks (:mod:`logrerank.app.api_args`) see every value. A direct call
 (``/gradio_api/run/rerank``) whose argument is bad answers 400 with the message, not Gradio's
-500; only an internal error stays a 500.
+500; only an internal error stays a 500. A result request without an event id
+(``GET /gradio_api/call/rerank/``: what the API page's cURL snippet sends in bash, where
+``| read EVENT_ID`` sets nothing) is a 400 that says so (:data:`NO_EVENT_ID`), not a 405.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ ROUTES = {
     f"/gradio_api/call/v2/{API_NAME}": "named",
 }
 """The routes of ``/rerank`` that take a body: ``{"data": [...]}`` or, for v2, named fields."""
+
+NO_EVENT_ID = (
+    "no event id in the URL: GET /gradio_api/call/rerank/EVENT_ID, with the event_id the POST "
+    "answered. In bash, '| read EVENT_ID' (as in the API page's cURL snippet) sets nothing, "
+    "since read runs in a subshell; take it with EVENT_ID=$(curl -s -X POST ... | awk -F'\"' "
+    "'{ print $4}') first (docs/api.md)"
+)
+"""The answer to a result request without an event id (Gradio's own is 405 Method Not Allowed)."""
 
 ENVELOPE = ("data", "session_hash", "event_data", "fn_index", "trigger_id", "oauth_token")
 """Gradio's own keys of a ``{"data": ...}`` body (left as they are)."""
@@ -109,6 +119,9 @@ class RerankBodyCheck:
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         path = scope.get("path", "").rstrip("/") if scope.get("type") == "http" else ""
         kind = next((k for r, k in ROUTES.items() if path.endswith(r)), None)
+        if kind == "data" and "/call/" in path and scope.get("method") == "GET":
+            await _answer(send, 400, {"error": NO_EVENT_ID})  # .../call/rerank/ without an id
+            return
         if kind is None or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
@@ -166,4 +179,4 @@ async def _answer(send: Any, status: int, payload: dict) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["ROUTES", "RerankBodyCheck", "complete_body", "complete_data"]
+__all__ = ["NO_EVENT_ID", "ROUTES", "RerankBodyCheck", "complete_body", "complete_data"]

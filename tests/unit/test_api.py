@@ -222,3 +222,28 @@ def test_api_page_is_prose_and_its_example_runs(app_url) -> None:
     assert "..." not in example, example
     status, out = _post(f"{app_url}/gradio_api/call/rerank", {"data": example})
     assert status == 200 and out[0]["sentences"], out
+
+
+def test_api_page_snippets_run_as_shown(app_url) -> None:
+    """The page's Python and cURL snippets send the examples and the defaults, on one line
+    each (a newline inside would break both); every argument is described in words."""
+    with urllib.request.urlopen(f"{app_url}/gradio_api/info", timeout=60) as r:
+        params = json.load(r)["named_endpoints"]["/rerank"]["parameters"]
+    body = {
+        p["parameter_name"]: p["parameter_default"]
+        if p["parameter_has_default"]
+        else p["example_input"]
+        for p in params
+    }
+    assert list(body) == list(api_args.PARAMS)
+    assert not any("\n" in str(v) for v in body.values()), body
+    assert all(p["python_type"]["description"] for p in params)
+    status, out = _post(f"{app_url}/gradio_api/call/v2/rerank", body)
+    assert status == 200 and out[0]["sentences"], out
+
+
+def test_a_result_request_without_event_id_is_explained(app_url) -> None:
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(f"{app_url}/gradio_api/call/rerank/", timeout=60)
+    assert err.value.code == 400
+    assert "no event id" in json.loads(err.value.read())["error"]
