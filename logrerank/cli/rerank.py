@@ -53,8 +53,9 @@ def format_ranking(
     or the selected order when the ranking itself was selected). The table shows ``score`` (each
     sentence's own score), the local and global stage scores, the sentence's place as ``passage.sentence`` (numbered from 1, as in the app; the
     JSON of ``--out`` and ``rerank-batch`` count ``passage_idx`` / ``sent_idx`` from 0), its role
-    (the legend says whose: the LoG role head's, or the role tagger's for a ranking passed through
-    :func:`~logrerank.ranking.shown_roles.with_tagger_roles`) and its whole text, wrapped to ``width`` (default: the terminal's width, at least 60).
+    (the legend says whose: the role tagger's for a ranking passed through
+    :func:`~logrerank.ranking.shown_roles.with_tagger_roles`, as ``logrerank rerank`` and the app
+    do, else the LoG role head's) and its whole text, wrapped to ``width`` (default: the terminal's width, at least 60).
     """
     from ..config import ROLE_NAMES
     from ..ranking.selection import order_note
@@ -87,7 +88,8 @@ def format_ranking(
         "p.s: passage and sentence, counted from 1 (in the JSON, passage_idx and sent_idx "
         "count from 0); role: "
         + (
-            "the role tagger's"
+            "the role tagger's, as in the app (the LoG role head's own reading, eq. 3, is "
+            "info.log_role_head in the JSON of --out)"
             if role_source(ranking) == TAGGER_SOURCE
             else "the LoG role head's argmax (eq. 3; the app shows the more accurate role tagger's)"
         )
@@ -180,7 +182,10 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     local = [s.node for s in model.rank_encoded(enc, use_global=False).sentences]
     ranking.warnings[:0] = [n for n in files.notices if n not in ranking.warnings]
     from ..models.question_intent import question_intent_info
+    from ..ranking.shown_roles import with_tagger_roles
 
+    # the roles the app shows: the role tagger's (the LoG role head's reading stays in info)
+    ranking = with_tagger_roles(ranking)
     ranking.info["question_intent"] = question_intent_info(query)
     print(format_ranking(ranking, top=args.top, local_order=local))
     if args.out:
