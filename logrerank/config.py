@@ -174,7 +174,9 @@ class ContextConfig(JsonConfig):
     cross_passage: int = 2  # most similar cross-passage neighbours per unit
     # Budget (adaptation, not in the paper; defaults = off, the paper's units unchanged):
     max_tokens: int = 0  # token budget of the prompt text (0 = no budget)
-    min_score: float = 0.0  # relevance threshold: units and neighbours scoring below are left out
+    # relative relevance threshold: units and neighbours scoring below min_score x the best
+    # unit's score are left out (relative, so that a pool with low scores keeps its units)
+    min_score: float = 0.0
     dedupe: bool = False  # each sentence once: no neighbour that is a unit or was already shown
 
 

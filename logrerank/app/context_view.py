@@ -121,7 +121,10 @@ def token_report(model: Any, ranking: Ranking, k: int = 10) -> str:
     if budget.get("max_tokens"):
         cut.append(f"budget {budget['max_tokens']:,} tokens")
     if budget.get("min_score"):
-        cut.append(f"relevance threshold {budget['min_score']:.2f}")
+        cut.append(
+            f"relevance threshold {budget['min_score']:.2f} x the best unit's score"
+            + (f" (= {budget['threshold']:.3f})" if budget.get("threshold") is not None else "")
+        )
     if budget.get("dedupe"):
         cut.append("each sentence once")
     left = budget.get("units_over_budget", 0) + budget.get("units_below_threshold", 0)

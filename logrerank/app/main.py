@@ -234,7 +234,7 @@ with gr.Blocks(title="logrerank", analytics_enabled=False) as demo:
                     1.0,
                     DEFAULT.min_score,
                     step=0.01,
-                    label="context relevance threshold (score)",
+                    label="context relevance threshold (fraction of the best unit's score)",
                     elem_id="min-score",
                 )
                 tau_sim = gr.Slider(

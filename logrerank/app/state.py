@@ -76,8 +76,9 @@ AUTO_CONTEXT_TOKENS = 400
 """Cap of the automatic context budget (tokens)."""
 
 DEFAULT_MIN_SCORE = 0.05
-"""Default relevance threshold of the app's structured context: units and neighbours scoring
-below it (off-topic sentences) are left out; the first unit is always kept."""
+"""Default relevance threshold of the app's structured context, relative to the best unit's
+score: units and neighbours scoring below this fraction of it (off-topic sentences) are left out;
+the first unit is always kept, and a pool whose scores are all low keeps its units."""
 
 CROSS_ENCODER_ENV = "LOGRERANK_CROSS_ENCODER"
 """Environment variable naming the app's cross-encoder folder (``--cross-encoder DIR`` wins)."""

@@ -11,7 +11,9 @@ rather than the K highest scores, so that one passage's weaker lines do not push
 passage's result out of the context; units then follow the selected order.
 
 Budget (an adaptation, off by default): :func:`apply_budget` keeps each sentence once
-(``dedupe``), drops units and neighbours scoring below ``min_score`` and stops adding text once
+(``dedupe``), drops units and neighbours scoring below ``min_score`` times the best unit's score
+(a relative threshold: when every score is low, as on a pool whose scores are all small, the
+units are still kept by rank; an absolute cut would drop all but the first) and stops adding text once
 the prompt would exceed ``max_tokens`` tokens (counted by a given tokenizer, else estimated by
 :func:`estimate_tokens`), so the context can be shorter than the passages it comes from.
 """
@@ -115,8 +117,9 @@ def apply_budget(
 ) -> dict[str, Any]:
     """The structured context cut to ``config``'s threshold, budget and dedupe settings.
 
-    Units stay in rank order. A unit whose sentence scores below ``min_score`` is left out,
-    and so is a neighbour below it. With ``dedupe`` a neighbour
+    Units stay in rank order. The threshold is relative: ``min_score`` times the score of the
+    best unit (``budget["threshold"]``). A unit whose sentence scores below it is left out, and
+    so is a neighbour below it. With ``dedupe`` a neighbour
     that is a unit itself, or was already shown, is left out. With ``max_tokens`` text is added
     while the prompt stays within the budget: first the units' own sentences (best first; the
     first unit is always kept), then their neighbours unit by unit.
@@ -134,7 +137,9 @@ def apply_budget(
     count = count_tokens or estimate_tokens
     budget = config.max_tokens
     units_in = context.get("units", [])
-    keep_units = [u for u in units_in if u["score"] >= config.min_score]
+    best = max((u["score"] for u in units_in), default=0.0)
+    threshold = config.min_score * best if best > 0 else 0.0
+    keep_units = [u for u in units_in if u["score"] >= threshold]
     if not keep_units and units_in:
         keep_units = units_in[:1]  # the best sentence, even below the threshold
     unit_nodes = {u["node"] for u in keep_units}
@@ -162,7 +167,7 @@ def apply_budget(
         for slot, ref in [("before", src["before"]), ("after", src["after"])] + [
             ("similar", r) for r in src["similar"]
         ]:
-            if ref is None or ref["score"] < config.min_score:
+            if ref is None or ref["score"] < threshold:
                 continue
             if config.dedupe and (ref["node"] in unit_nodes or ref["node"] in shown):
                 continue
@@ -185,6 +190,7 @@ def apply_budget(
         "budget": {
             "max_tokens": budget,
             "min_score": config.min_score,
+            "threshold": threshold,
             "dedupe": config.dedupe,
             "tokens": used,
             "units_below_threshold": len(units_in) - len(keep_units),
