@@ -4,15 +4,18 @@ question asks for.
 The LoG-Reranker paper's intent head (eq. 2) is part of the local scorer and reads the question
 together with one passage; in the bundled model it has collapsed to nearly the same
 distribution for every question, so it cannot be shown as "what the question asks for". This
-separate classifier answers that question from the question alone. Its features are the
-bundled role tagger's log-probabilities for the question read as a one-sentence abstract
-(:class:`TaggerFeatures`; the tagger is the packaged all-MiniLM-L6-v2 with its top two layers
-fine-tuned on sentence-role corpora, :mod:`logrerank.models.role_tagger`), and a trained linear
-head maps them to the intent (:mod:`logrerank.training.intent.intent_train`, ``logrerank train intent``). The
-head starts as the identity (the tagger's own reading of the question), trains on labelled
-abstract sentences read alone, and its epoch (the identity included) is chosen on 30
-hand-written validation questions (``logrerank/training/intent/handwritten_val.json``); weakly
-labelled questions (label: the role of their gold evidence sentences) are reported held out.
+separate classifier answers that question from the question alone. Its features come from the
+bundled role tagger reading the question as a one-sentence abstract (the tagger is the packaged
+all-MiniLM-L6-v2 with its top two layers fine-tuned on sentence-role corpora,
+:mod:`logrerank.models.role_tagger`): in the shipped checkpoint the tagger's sentence vector
+and its three log-probabilities (:class:`TaggerStates`, ``feature_set = "tagger-states"``;
+the first checkpoints used the three log-probabilities alone, :class:`TaggerFeatures`). A
+trained linear head maps them to the intent (:mod:`logrerank.training.intent.intent_train`,
+``logrerank train intent``). It trains on labelled abstract sentences, on questions whose
+answer is a result by construction (PubMedQA non-test questions, Evidence Inference train
+prompts) and on hand-written training questions of all three kinds; its settings and epoch are
+chosen on validation parts and 30 hand-written validation questions
+(``logrerank/training/intent/handwritten_val.json``).
 
 The checkpoint folder (``logrerank/checkpoints/question-intent``) holds ``model.safetensors``
 (the head only, fp32), ``config.json`` (format tag, head shape, role order, held-out accuracy
@@ -104,14 +107,76 @@ class TaggerFeatures:
         return probs.clamp_min(1e-6).log()
 
 
+class TaggerStates(TaggerFeatures):
+    """Question features: the role tagger's sentence vector of each text read alone (the
+    span mean of its top layer that the tagger's role MLP reads, 384 numbers for MiniLM-L6),
+    followed by the tagger's three log-probabilities (:class:`TaggerFeatures`).
+
+    Three numbers say only how the question would read as an abstract sentence, and a question
+    reads as no abstract sentence: "Do statins lower the risk of dementia?" reads as background.
+    The vector also carries the question's form and wording, so a trained head can learn what
+    result questions look like.
+
+    Args:
+        tagger: see :class:`TaggerFeatures`.
+    """
+
+    dim = 384 + len(ROLE_NAMES)
+
+    @torch.inference_mode()
+    def embed(self, texts: list[str]) -> Tensor:
+        """``[n, d + 3]`` float32: sentence vector then log-probabilities, per text."""
+        from ..local import backbone as bb
+        from ..local.tokenize import batches, collate
+
+        tagger = self.tagger
+        d = int(tagger.encoder.config.hidden_size)
+        if not texts:
+            return torch.zeros(0, d + len(ROLE_NAMES))
+        tk = tagger.tokenize_docs([[t] for t in texts])
+        out = torch.zeros(tk.num_nodes, d + len(ROLE_NAMES))
+        seen: list[Tensor] = []
+        hook = tagger.head.register_forward_hook(lambda _m, inp, _o: seen.append(inp[0]))
+        was = tagger.training
+        tagger.eval()
+        try:
+            for idx in batches(tk.windows, tagger.config.eval_batch_tokens, 64):
+                batch = collate([tk.windows[i] for i in idx], tagger.device_)
+                seen.clear()
+                with bb.autocast(tagger.device_, tagger.autocast_dtype):
+                    logits = tagger(batch)
+                nodes = batch["nodes"].cpu()
+                out[nodes, :d] = seen[0].float().cpu()
+                out[nodes, d:] = logits.float().log_softmax(-1).clamp_min(-13.8).cpu()
+        finally:
+            hook.remove()
+            tagger.train(was)
+        return out
+
+
+FEATURE_SETS = {"tagger-logprobs": TaggerFeatures, "tagger-states": TaggerStates}
+"""``config.json``'s ``feature_set`` -> feature extractor (absent: ``tagger-logprobs``, the
+format of the first checkpoints)."""
+
+FEATURE_TEXT = {
+    "tagger-logprobs": "role-tagger log-probabilities of the question read as a one-sentence "
+    "abstract (logrerank/checkpoints/role-tagger: packaged all-MiniLM-L6-v2, top two layers "
+    "fine-tuned)",
+    "tagger-states": "role-tagger sentence vector (span mean of the top layer, 384) and its "
+    "three log-probabilities, of the question read as a one-sentence abstract "
+    "(logrerank/checkpoints/role-tagger: packaged all-MiniLM-L6-v2, top two layers fine-tuned)",
+}
+
+
 class QuestionIntent:
     """The classifier: a frozen sentence embedder and a trained :class:`IntentHead`.
 
     Args:
         head: the trained head (put in eval mode).
         meta: the checkpoint's ``config.json`` facts (held-out accuracy, training summary).
-        embedder: an object with ``embed(list[str]) -> Tensor [n, d]``; None =
-            :class:`TaggerFeatures` (the bundled role tagger, loaded on first use).
+        embedder: an object with ``embed(list[str]) -> Tensor [n, d]``; None = the
+            extractor of ``meta["feature_set"]`` (:data:`FEATURE_SETS`; the bundled role
+            tagger, loaded on first use).
     """
 
     def __init__(self, head: IntentHead, meta: dict[str, Any] | None = None, embedder: Any = None):
@@ -122,10 +187,15 @@ class QuestionIntent:
 
     @property
     def embedder(self) -> Any:
-        """The feature extractor (:class:`TaggerFeatures` unless one was given)."""
+        """The feature extractor (that of :attr:`feature_set` unless one was given)."""
         if self._embedder is None:
-            self._embedder = TaggerFeatures()
+            self._embedder = FEATURE_SETS[self.feature_set]()
         return self._embedder
+
+    @property
+    def feature_set(self) -> str:
+        """The checkpoint's feature set, a key of :data:`FEATURE_SETS`."""
+        return str(self.meta.get("feature_set") or "tagger-logprobs")
 
     @property
     def heldout_accuracy(self) -> float | None:
@@ -141,6 +211,15 @@ class QuestionIntent:
         ok = isinstance(v, dict) and all(isinstance(v.get(k), int) for k in ("correct", "n"))
         return {"correct": v["correct"], "n": v["n"]} if ok else None
 
+    @property
+    def heldout_result_questions(self) -> dict[str, int] | None:
+        """``{"correct", "n"}`` on the held-out data-derived result questions (PubMedQA
+        non-test questions of the held-out hash part, Evidence Inference validation prompts),
+        or None."""
+        v = self.meta.get("heldout_result_questions")
+        ok = isinstance(v, dict) and all(isinstance(v.get(k), int) for k in ("correct", "n"))
+        return {"correct": v["correct"], "n": v["n"]} if ok and v["n"] > 0 else None
+
     @torch.inference_mode()
     def predict(self, questions: list[str]) -> Tensor:
         """``[n, 3]`` float32 probabilities over :data:`~logrerank.config.ROLE_NAMES`."""
@@ -155,7 +234,8 @@ class QuestionIntent:
         Returns:
             ``probs`` (per role, order of ``ROLE_NAMES``), ``label`` (the argmax role),
             ``source`` (:data:`SOURCE_NAME`), ``heldout_accuracy`` (weak labels; None when
-            unknown) and ``handwritten_test`` (:attr:`handwritten_test`).
+            unknown), ``handwritten_test`` (:attr:`handwritten_test`) and
+            ``heldout_result_questions`` (:attr:`heldout_result_questions`).
         """
         probs = [float(p) for p in self.predict([question])[0]]
         return {
@@ -164,6 +244,7 @@ class QuestionIntent:
             "source": SOURCE_NAME,
             "heldout_accuracy": self.heldout_accuracy,
             "handwritten_test": self.handwritten_test,
+            "heldout_result_questions": self.heldout_result_questions,
         }
 
     def save_pretrained(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
@@ -181,9 +262,8 @@ class QuestionIntent:
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "roles": list(ROLE_NAMES),
-            "features": "role-tagger log-probabilities of the question read as a one-sentence "
-            "abstract (logrerank/checkpoints/role-tagger: packaged all-MiniLM-L6-v2, top two "
-            "layers fine-tuned)",
+            "feature_set": self.feature_set,
+            "features": FEATURE_TEXT[self.feature_set],
             "head": {
                 "d_in": self.head.d_in,
                 "hidden": self.head.hidden,
@@ -210,6 +290,11 @@ class QuestionIntent:
         path = default_checkpoint_dir() if path is None else Path(path)
         raw = read_config(path, FORMAT, FORMAT_VERSION, section="head",
                           label="question-intent", error=IntentCheckpointError)  # fmt: skip
+        if str(raw.get("feature_set") or "tagger-logprobs") not in FEATURE_SETS:
+            raise IntentCheckpointError(
+                f"{path}: unknown feature_set {raw.get('feature_set')!r} "
+                f"(known: {sorted(FEATURE_SETS)})"
+            )
         if raw.get("roles") != list(ROLE_NAMES):
             raise IntentCheckpointError(
                 f"{path}: role order {raw.get('roles')} is not {ROLE_NAMES}"
@@ -234,13 +319,23 @@ def load_default() -> QuestionIntent:
 
 def accuracy_text(info: dict[str, Any] | None) -> str:
     """How right the classifier is, in words, from a :meth:`QuestionIntent.describe` dict:
-    ``"24 of 27 hand-written test questions right, 46 % on weakly labelled held-out
-    questions"`` (either part left out when unknown; ``""`` when both are)."""
+    ``"41 of 42 hand-written test questions right (background, method and result), 543 of 552
+    held-out result questions (PubMedQA, Evidence Inference)"``, with the weak-label figure
+    where the checkpoint has one (each part left out when unknown; ``""`` when all are)."""
     info = info or {}
     parts = []
     hand = info.get("handwritten_test")
     if isinstance(hand, dict) and isinstance(hand.get("n"), int) and hand["n"] > 0:
-        parts.append(f"{hand.get('correct')} of {hand['n']} hand-written test questions right")
+        parts.append(
+            f"{hand.get('correct')} of {hand['n']} hand-written test questions right "
+            "(background, method and result)"
+        )
+    res = info.get("heldout_result_questions")
+    if isinstance(res, dict) and isinstance(res.get("n"), int) and res["n"] > 0:
+        parts.append(
+            f"{res.get('correct')} of {res['n']} held-out result questions "
+            "(PubMedQA, Evidence Inference)"
+        )
     acc = info.get("heldout_accuracy")
     if isinstance(acc, (int, float)):
         parts.append(f"{100 * float(acc):.0f} % on weakly labelled held-out questions")
@@ -263,12 +358,14 @@ def _cached_info(question: str) -> dict[str, Any] | None:
 
 
 __all__ = [
+    "FEATURE_SETS",
     "FORMAT",
     "SOURCE_NAME",
     "IntentCheckpointError",
     "IntentHead",
     "QuestionIntent",
     "TaggerFeatures",
+    "TaggerStates",
     "accuracy_text",
     "default_checkpoint_dir",
     "load_default",

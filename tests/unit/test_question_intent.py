@@ -141,8 +141,14 @@ def test_intent_title_and_role_note():
         "handwritten_test": {"correct": 9, "n": 12},
     }
     assert labels.intent_title(info) == (
-        "question intent (classifier: 9 of 12 hand-written test questions right, "
-        "50 % on weakly labelled held-out questions)"
+        "question intent (classifier: 9 of 12 hand-written test questions right (background, "
+        "method and result), 50 % on weakly labelled held-out questions)"
+    )
+    info = {"probs": [0.2, 0.3, 0.5], "handwritten_test": {"correct": 41, "n": 42},
+            "heldout_result_questions": {"correct": 543, "n": 552}}  # fmt: skip
+    assert labels.intent_title(info) == (
+        "question intent (classifier: 41 of 42 hand-written test questions right (background, "
+        "method and result), 543 of 552 held-out result questions (PubMedQA, Evidence Inference))"
     )
     assert labels.intent_title({"probs": [1, 0, 0]}) == "question intent (classifier)"
     note = labels.role_note()  # the shown role is the role tagger's
@@ -208,7 +214,11 @@ def test_shipped_run_config_loads_and_bad_values_are_refused():
 
     path = Path(__file__).resolve().parents[2] / "configs" / "intent.json"
     cfg = IntentTrainConfig.load(path).check()
-    assert set(cfg.train_on) == {"csabstruct", "nicta"} and cfg.select_on == "handwritten"
+    # issue 50: question-shaped result supervision and hand-written seeds train too
+    assert {"pubmedqa_result", "evinf_result", "seed"} <= set(cfg.train_on)
+    assert cfg.select_on == "mixed" and cfg.feature_set == "tagger-states"
+    with pytest.raises(ConfigError, match="feature_set"):
+        cfg.override(["feature_set=words"])
     with pytest.raises(ConfigError, match="select_on"):
         cfg.override(["select_on=test"])
     with pytest.raises(ConfigError, match="train_on"):

@@ -19,6 +19,17 @@ that way, so the labels are taken from data that exists:
   sentence read alone as a question is. The train splits train, the dev splits pick the
   epoch, and the test splits are read for the reported accuracy only.
 
+* **questions whose answer is a result by construction** (``pubmedqa_result``,
+  ``evinf_result``): PubMedQA non-test questions (each is answered yes / no / maybe by the
+  abstract's findings, and its long answer is the conclusion drawn from them) and Evidence
+  Inference train prompts ("with respect to outcome, characterize the reported difference
+  between intervention and comparator", also asked as the question "What was the difference in
+  outcome between intervention and comparator?"), each labelled ``result``. The weak labels
+  above never trained the head, and the sentence sources hold no question, so without these
+  no question-shaped example said "result".
+* **hand-written training questions** (``seed``, ``handwritten_train.json``, 20 per kind,
+  written for this purpose; none among the validation or test questions).
+
 Every question source is split deterministically (a hash of the example id) into ``train``,
 ``val`` and ``heldout`` (reported only); Evidence Inference uses its official ``validation``
 split as ``heldout``. No other test split is read.
@@ -27,6 +38,7 @@ split as ``heldout``. No other test split is read.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,7 +52,12 @@ logger = logging.getLogger(__name__)
 
 QUESTION_SOURCES = ("scifact", "citint", "hotpotqa", "musique", "pubmedqa", "evinf", "scisumm")
 SENTENCE_SOURCES = ("csabstruct", "nicta")
-SOURCES = QUESTION_SOURCES + SENTENCE_SOURCES
+LABELLED_QUESTION_SOURCES = ("pubmedqa_result", "evinf_result", "seed")
+"""Question-shaped texts with a label that holds by construction (or by hand): they can train."""
+SOURCES = QUESTION_SOURCES + SENTENCE_SOURCES + LABELLED_QUESTION_SOURCES
+
+EVINF_AS_QUESTION = "What was the difference in {o} between {i} and {c}?"
+"""The second wording of an Evidence Inference prompt (the first is the dataset's own)."""
 
 
 @dataclass
@@ -214,12 +231,72 @@ def sentence_texts(source: str, root: Path, per_mille: int | None) -> list[Inten
     return out
 
 
+def _one_hot(role: str) -> list[float]:
+    return [float(r == role) for r in ROLE_NAMES]
+
+
+def labelled_question_texts(
+    source: str, root: Path, val: float, heldout: float
+) -> list[IntentText]:
+    """The texts of one of :data:`LABELLED_QUESTION_SOURCES`, each with a one-hot label.
+
+    ``pubmedqa_result``: the PubMedQA questions outside the 500 test ids, split by the same
+    hash as the weakly labelled ``pubmedqa`` source. ``evinf_result``: Evidence Inference
+    prompts in two wordings (the dataset's and :data:`EVINF_AS_QUESTION`), train-split prompts
+    into ``train`` / ``val`` by hash, the official validation split ``heldout``. ``seed``: the
+    hand-written training questions (all ``train``).
+
+    Args:
+        source: one of :data:`LABELLED_QUESTION_SOURCES`.
+        root: the public data folder (not read for ``seed``).
+        val: fraction of questions for the choice (epoch, settings).
+        heldout: fraction held out (PubMedQA only; reported, never chosen on).
+    """
+    out: list[IntentText] = []
+    if source == "pubmedqa_result":
+        from ...data.pubmedqa import read_pubmedqa
+
+        exs, _ = read_pubmedqa(root / "pubmedqa" / "ori_pqal.json", split="train")
+        for ex in exs:
+            part = split_part(f"pubmedqa:{ex.qid}", val, heldout)
+            if ex.query.strip():
+                out.append(IntentText(ex.query, _one_hot("result"), source, part))
+    elif source == "evinf_result":
+        from ...data.evidence_inference import read_evidence_inference
+
+        for split in ("train", "validation"):
+            exs, _ = read_evidence_inference(root / "evidence_inference", split)
+            for ex in exs:
+                if split == "validation":
+                    part = "heldout"
+                else:
+                    part = "train" if split_part(f"evinf:{ex.qid}", val, 0.0) == "train" else "val"
+                m = ex.meta
+                asked = EVINF_AS_QUESTION.format(
+                    o=m.get("outcome", ""), i=m.get("intervention", ""), c=m.get("comparator", "")
+                )
+                for text in (ex.query, asked):
+                    out.append(IntentText(" ".join(text.split()), _one_hot("result"), source, part))
+    elif source == "seed":
+        from importlib.resources import files
+
+        pkg = files(__package__).joinpath("handwritten_train.json")
+        for q, kind in json.loads(pkg.read_text("utf-8"))["questions"]:
+            out.append(IntentText(q, _one_hot(kind), source, "train"))
+    else:
+        raise ValueError(f"unknown labelled question source {source!r}")
+    return out
+
+
 __all__ = [
+    "EVINF_AS_QUESTION",
+    "LABELLED_QUESTION_SOURCES",
     "QUESTION_SOURCES",
     "SENTENCE_SOURCES",
     "SOURCES",
     "IntentText",
     "SENTENCE_PARTS",
+    "labelled_question_texts",
     "question_texts",
     "sentence_texts",
     "split_part",

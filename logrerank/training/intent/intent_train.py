@@ -35,14 +35,20 @@ from safetensors.torch import load_file, save_file
 
 from ...config import ROLE_NAMES
 from ...jsonconfig import ConfigError, JsonConfig
-from .intent_data import QUESTION_SOURCES, SENTENCE_SOURCES, SOURCES, IntentText
+from .intent_data import (
+    LABELLED_QUESTION_SOURCES,
+    QUESTION_SOURCES,
+    SENTENCE_SOURCES,
+    SOURCES,
+    IntentText,
+)
 
 
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-SELECT_ON = ("questions", "train_on", "handwritten")
+SELECT_ON = ("questions", "train_on", "handwritten", "mixed")
 
 
 def handwritten_val() -> list[IntentText]:
@@ -65,8 +71,14 @@ class IntentTrainConfig(JsonConfig):
     train_on: list[str] = field(default_factory=lambda: list(SENTENCE_SOURCES))
     # which val texts pick the epoch: "questions" (the question sources' val questions, weak
     # labels), "train_on" (the val parts of the train_on sources) or "handwritten" (the 30
-    # hand-written, hand-labelled questions of handwritten_val.json, 10 per kind)
+    # hand-written, hand-labelled questions of handwritten_val.json, 10 per kind) or "mixed"
+    # (the mean of the balanced accuracies on the hand-written ones and on the train_on val parts)
     select_on: str = "questions"
+    # features of the question: "tagger-logprobs" (3 numbers) or "tagger-states" (the role
+    # tagger's sentence vector and its 3 log-probabilities); see models.question_intent
+    feature_set: str = "tagger-logprobs"
+    # total loss weight of a source (default 1; sentence sources: sentence_weight)
+    source_weight: dict[str, float] = field(default_factory=dict)
     val_fraction: float = 0.1  # questions per source used to pick the epoch
     heldout_fraction: float = 0.2  # questions per source held out (reported only)
     # keep about this many of every 1000 examples of a source (the large ones); absent = all
@@ -99,6 +111,12 @@ class IntentTrainConfig(JsonConfig):
             raise ConfigError(f"sources must be a non-empty subset of {list(SOURCES)}")
         if not self.train_on or any(s not in self.sources for s in self.train_on):
             raise ConfigError("train_on must be a non-empty subset of sources")
+        from ...models.question_intent import FEATURE_SETS
+
+        if self.feature_set not in FEATURE_SETS:
+            raise ConfigError(f"feature_set must be one of {sorted(FEATURE_SETS)}")
+        if any(s not in SOURCES or w < 0 for s, w in self.source_weight.items()):
+            raise ConfigError("source_weight: known sources, weights >= 0")
         if self.select_on not in SELECT_ON:
             raise ConfigError(f"select_on must be one of {list(SELECT_ON)}, not {self.select_on!r}")
         if not (0 <= self.val_fraction < 1 and 0 <= self.heldout_fraction < 1):
@@ -114,7 +132,7 @@ def build_texts(cfg: IntentTrainConfig, log=_log) -> list[IntentText]:
     """The weakly labelled texts of every configured source (cached per source in
     ``<run_dir>/texts/<source>.json``, keyed by the settings that change them)."""
     from ...data.common import default_data_root
-    from .intent_data import question_texts, sentence_texts
+    from .intent_data import labelled_question_texts, question_texts, sentence_texts
 
     root = Path(cfg.data_root) if cfg.data_root else default_data_root()
     texts: list[IntentText] = []
@@ -123,6 +141,8 @@ def build_texts(cfg: IntentTrainConfig, log=_log) -> list[IntentText]:
         cache = Path(cfg.run_dir) / "texts" / f"{src}.json"
         if src in SENTENCE_SOURCES:
             key = [str(root), cfg.sentence_per_mille]
+        elif src in LABELLED_QUESTION_SOURCES:
+            key = [str(root), cfg.val_fraction, cfg.heldout_fraction, "v1"]
         else:
             key = [str(root), cfg.val_fraction, cfg.heldout_fraction, cfg.per_mille.get(src)]
         if cache.is_file():
@@ -133,6 +153,8 @@ def build_texts(cfg: IntentTrainConfig, log=_log) -> list[IntentText]:
         t0 = time.time()
         if src in SENTENCE_SOURCES:
             got = sentence_texts(src, root, cfg.sentence_per_mille)
+        elif src in LABELLED_QUESTION_SOURCES:
+            got = labelled_question_texts(src, root, cfg.val_fraction, cfg.heldout_fraction)
         else:
             if tagger is None:
                 from ...models.role_tagger import RoleTagger
@@ -148,19 +170,22 @@ def build_texts(cfg: IntentTrainConfig, log=_log) -> list[IntentText]:
     return texts
 
 
-def embed_texts(texts: list[IntentText], run_dir: str) -> torch.Tensor:
-    """``[n, 3]`` features of the texts (:class:`~logrerank.models.question_intent.
-    TaggerFeatures`), cached per source in ``run_dir`` under a hash of its texts."""
-    from ...models.question_intent import TaggerFeatures
+def embed_texts(
+    texts: list[IntentText], run_dir: str, feature_set: str = "tagger-logprobs"
+) -> torch.Tensor:
+    """``[n, d]`` features of the texts (:data:`~logrerank.models.question_intent.
+    FEATURE_SETS`), cached per source in ``run_dir`` under a hash of its texts."""
+    from ...models.question_intent import FEATURE_SETS
 
-    extractor = TaggerFeatures()
-    out = torch.zeros(len(texts), TaggerFeatures.dim)
+    kind = FEATURE_SETS[feature_set]
+    extractor = kind()
+    out = torch.zeros(len(texts), kind.dim)
     for src in dict.fromkeys(t.source for t in texts):
         ids = [i for i, t in enumerate(texts) if t.source == src]
         body = "\n".join(texts[i].text for i in ids)
-        cache = (
-            Path(run_dir) / f"features-{hashlib.sha1(body.encode()).hexdigest()[:16]}.safetensors"
-        )
+        digest = hashlib.sha1(body.encode()).hexdigest()[:16]
+        prefix = "features" if feature_set == "tagger-logprobs" else f"features-{feature_set}"
+        cache = Path(run_dir) / f"{prefix}-{digest}.safetensors"
         if cache.is_file():
             feats = load_file(str(cache))["features"]
         else:
@@ -178,10 +203,12 @@ def _weights(
     count: dict[str, int] = {}
     for t in texts:
         count[t.source] = count.get(t.source, 0) + 1
-    w = torch.tensor(
-        [(cfg.sentence_weight if t.source in SENTENCE_SOURCES else 1.0) / count[t.source]
-         for t in texts]
-    )  # fmt: skip
+
+    def total(src: str) -> float:
+        default = cfg.sentence_weight if src in SENTENCE_SOURCES else 1.0
+        return float(cfg.source_weight.get(src, default))
+
+    w = torch.tensor([total(t.source) / count[t.source] for t in texts])
     if cfg.balance_classes:
         mass = (w[:, None] * targets).sum(0)
         per_class = mass.sum() / (len(ROLE_NAMES) * mass.clamp_min(1e-9))
@@ -236,7 +263,8 @@ def _identity_(head: torch.nn.Module) -> bool:
 
 def _report(head: torch.nn.Module, emb: torch.Tensor, texts: list[IntentText],
             targets: torch.Tensor, ids: list[int]) -> dict[str, Any]:  # fmt: skip
-    """Held-out figures of ``head``: per source, their mean, and pooled over the questions."""
+    """Held-out figures of ``head``: per source, their mean, pooled over the weakly labelled
+    questions, and over the labelled result questions (``result_questions``)."""
     head.eval()
     with torch.no_grad():
         probs = head(emb[ids]).softmax(-1)
@@ -247,8 +275,19 @@ def _report(head: torch.nn.Module, emb: torch.Tensor, texts: list[IntentText],
         "pooled_questions": float((probs[q].argmax(1) == targets[ids][q].argmax(1)).float().mean()),
         "balanced_questions": balanced_accuracy(probs[q], targets[ids][q]),
         "n_questions": len(q),
+        "result_questions": _labelled_counts(probs, [texts[i] for i in ids], targets[ids]),
         "per_source": per,
     }
+
+
+def _labelled_counts(probs: torch.Tensor, texts: list[IntentText], targets: torch.Tensor) -> dict:
+    """``{"correct", "n"}`` over the texts of the data-derived labelled question sources
+    (PubMedQA, Evidence Inference: all result questions)."""
+    idx = [k for k, t in enumerate(texts) if t.source in LABELLED_QUESTION_SOURCES]
+    if not idx:
+        return {"correct": 0, "n": 0}
+    right = probs[idx].argmax(1) == targets[idx].argmax(1)
+    return {"correct": int(right.sum()), "n": len(idx)}
 
 
 def train_intent(cfg: IntentTrainConfig, command: str = "", log=_log) -> dict[str, Any]:
@@ -266,21 +305,22 @@ def train_intent(cfg: IntentTrainConfig, command: str = "", log=_log) -> dict[st
     torch.set_num_threads(cfg.threads)
     t_start = time.time()
     texts = build_texts(cfg, log)
-    emb = embed_texts(texts, cfg.run_dir)
+    emb = embed_texts(texts, cfg.run_dir, cfg.feature_set)
     targets = torch.tensor([t.target for t in texts])
-    on = set(cfg.train_on) if cfg.select_on == "train_on" else set(QUESTION_SOURCES)
+    on = set(cfg.train_on) if cfg.select_on in ("train_on", "mixed") else set(QUESTION_SOURCES)
     parts = {
         "train": [i for i, t in enumerate(texts) if t.part == "train" and t.source in cfg.train_on],
         "val": [i for i, t in enumerate(texts) if t.part == "val" and t.source in on],
         "heldout": [i for i, t in enumerate(texts) if t.part == "heldout"],
     }
     val_emb, val_targets = emb[parts["val"]], targets[parts["val"]]
-    if cfg.select_on == "handwritten":
+    hand_emb = hand_targets = None
+    if cfg.select_on in ("handwritten", "mixed"):
         hand = handwritten_val()
-        val_emb, val_targets = (
-            embed_texts(hand, cfg.run_dir),
-            torch.tensor([t.target for t in hand]),
-        )
+        hand_emb = embed_texts(hand, cfg.run_dir, cfg.feature_set)
+        hand_targets = torch.tensor([t.target for t in hand])
+    if cfg.select_on == "handwritten":
+        val_emb, val_targets = hand_emb, hand_targets
     if not len(val_targets):
         raise ConfigError(f"no validation texts to pick the epoch on (select_on={cfg.select_on})")
     tr = torch.tensor(parts["train"])
@@ -294,7 +334,11 @@ def train_intent(cfg: IntentTrainConfig, command: str = "", log=_log) -> dict[st
     def val_score() -> float:
         head.eval()
         with torch.no_grad():
-            return balanced_accuracy(head(val_emb).softmax(-1), val_targets)
+            score = balanced_accuracy(head(val_emb).softmax(-1), val_targets)
+            if cfg.select_on == "mixed":
+                hand = balanced_accuracy(head(hand_emb).softmax(-1), hand_targets)
+                score = (score + hand) / 2
+        return score
 
     zero_shot = _report(head, emb, texts, targets, parts["heldout"]) if identity else None
     best = (val_score(), 0, {k: v.clone() for k, v in head.state_dict().items()})
@@ -320,6 +364,7 @@ def train_intent(cfg: IntentTrainConfig, command: str = "", log=_log) -> dict[st
         "heldout_accuracy_definition": "mean over the question sources of the argmax accuracy "
         "on their held-out questions (weak labels: the role of the gold sentences)",
         "heldout_sentence_accuracy": _mean_over(heldout["per_source"], SENTENCE_SOURCES),
+        "heldout_result_questions": heldout["result_questions"],
         "heldout": heldout,
         "heldout_initial_head": zero_shot,
         "best_epoch": best[1],
@@ -331,10 +376,17 @@ def train_intent(cfg: IntentTrainConfig, command: str = "", log=_log) -> dict[st
         "config": cfg.to_dict(),
     }
     out = Path(cfg.out_dir) if cfg.out_dir else default_checkpoint_dir()
-    extra = {"heldout_accuracy": summary["heldout_accuracy"], "training": summary}
-    QuestionIntent(head).save_pretrained(out, extra)
+    extra = {
+        "heldout_accuracy": summary["heldout_accuracy"],
+        "heldout_result_questions": summary["heldout_result_questions"],
+        "training": summary,
+    }
+    QuestionIntent(head, {"feature_set": cfg.feature_set}).save_pretrained(out, extra)
     Path(cfg.run_dir, "metrics.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    log(f"saved {out}: held-out accuracy {summary['heldout_accuracy']:.3f}")
+    rq = summary["heldout_result_questions"]
+    weak = summary["heldout_accuracy"]
+    log(f"saved {out}: held-out result questions {rq['correct']} / {rq['n']}"
+        + ("" if weak is None else f", weak-label held-out accuracy {weak:.3f}"))  # fmt: skip
     return summary
 
 
