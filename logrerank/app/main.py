@@ -16,7 +16,6 @@ parsed, else on the first request. The events that rank read their settings from
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -34,6 +33,7 @@ from ..local.memory import freeze_startup_objects  # noqa: E402
 from . import api, viz  # noqa: E402
 from . import handlers as ui  # noqa: E402
 from .loading import LazyBackend, bundled_log_config  # noqa: E402
+from .options import parse_args  # noqa: E402
 from .state import (  # noqa: E402
     ABLATIONS,
     DETAIL_COLUMNS,
@@ -401,17 +401,6 @@ def launch_kwargs() -> dict[str, Any]:
     }
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """The app's options (:func:`logrerank.app.options.script_parser`); ``port`` filled in from
-    ``$GRADIO_SERVER_PORT``, else ``$PORT``, else 7860 (see :func:`main`)."""
-    from .options import default_port, script_parser
-
-    args = script_parser().parse_args(argv)
-    if args.port is None:
-        args.port = default_port()
-    return args
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve the app (no share link) until interrupted.
 
@@ -432,7 +421,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         backend.use_cross_encoder(args.cross_encoder)  # unloadable: UNAVAILABLE + warning
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     # quiet: Gradio's own lines include a "set share=True" hint; this app has no share link
-    demo.launch(
+    served = demo.launch(  # (app, local URL, share URL) once the server runs
         server_name=host,
         server_port=args.port,
         share=False,
@@ -440,9 +429,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         prevent_thread_lock=True,
         **launch_kwargs(),
     )
-    url = getattr(demo, "local_url", None) or f"http://{host}:{args.port}/"
+    if not served:
+        return  # no server of this call to wait on
+    url = served[1] or f"http://{host}:{args.port}/"
     print(f"* Running on local URL:  {url} (no share link; API: {url}?view=api)", flush=True)
-    demo.block_thread()  # until interrupted (returns at once when the launch did not start)
+    demo.block_thread()  # until interrupted
 
 
 __all__ = [

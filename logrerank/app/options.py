@@ -1,11 +1,12 @@
 """The options of ``python app.py`` and ``logrerank app``, without importing Gradio or torch:
 ``--help`` and a bad option answer at once (:mod:`logrerank.cli.app` parses them before the
-app module is imported; :func:`logrerank.app.main.parse_args` uses the same parser)."""
+app module is imported; :func:`parse_args` uses the same parser)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 
 from ..types import InputError
 
@@ -51,10 +52,19 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
 
 
 def script_parser() -> argparse.ArgumentParser:
-    """The parser of ``python app.py`` (:func:`logrerank.app.main.parse_args` uses it too)."""
+    """The parser of ``python app.py`` (:func:`parse_args` uses it too)."""
     parser = argparse.ArgumentParser(prog="app.py", description="Serve the logrerank app.")
     add_app_options(parser)
     return parser
 
 
 __all__ = ["DEFAULT_PORT", "add_app_options", "default_port", "script_parser"]
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The app's options (:func:`script_parser`); ``port`` filled in from
+    ``$GRADIO_SERVER_PORT``, else ``$PORT``, else 7860 (:func:`default_port`)."""
+    args = script_parser().parse_args(argv)
+    if args.port is None:
+        args.port = default_port()
+    return args

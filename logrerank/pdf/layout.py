@@ -21,6 +21,9 @@ from collections import Counter
 
 from .extract import Line
 
+# a figure or table caption label ("Figure 2:", "Tab. 1.")
+CAPTION = re.compile(r"^(figure|fig\.|table|tab\.)\s*[A-Z]?\d+\s*[.:|]", re.I)
+
 MARGIN = 0.06  # outer share of the page height holding only headers / footers
 BAND = 0.12  # share of the page height where repeated running heads are looked for
 _NUMBER = re.compile(r"^(page\s*)?\(?(\d{1,5}|[ivx]{1,4})\)?(\s*(of|/)\s*\d+)?\.?$", re.I)
@@ -138,8 +141,6 @@ def _drop_line_numbers(row: list[Line], out: list[Line]) -> None:
 def mark_table_lines(lines: list[Line]) -> None:
     """Mark ``"figure"`` a line between table rows (or a table row and a caption) in its column:
     a table's header row or a row whose cells sit close enough to be read as one line."""
-    from .structure import CAPTION
-
     cols: dict[int, list[Line]] = {}
     for ln in lines:
         if ln.kind != "margin":

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .extract import Line
-from .layout import body_size
+from .layout import CAPTION, body_size
 
 _NUM = r"(\d+(\.\d+)*\.?|[A-Z](\.\d+)*\.?|[IVX]+\.)"
 KNOWN = re.compile(
@@ -38,7 +38,6 @@ REFS = re.compile(
 )
 APPENDIX = re.compile(r"^(appendix|appendices|supplementa|[A-Z](\.\d+)*\.?\s+[A-Z])", re.I)
 _APPENDIX_LETTER = re.compile(r"^[A-Z](\.\d+)*\.?\s+[A-Z]")
-CAPTION = re.compile(r"^(figure|fig\.|table|tab\.)\s*[A-Z]?\d+\s*[.:|]", re.I)
 _SENT_END = re.compile(r"[.?!:]['\")\]]*$")
 _META_JUNK = re.compile(r"(\.(dvi|docx?|tex|pdf|indd)$|^microsoft|^untitled|^title$)", re.I)
 

@@ -15,21 +15,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve_app() -> Iterator[str]:
-    """Launch ``app.demo`` (models load once) and yield its URL; close it afterwards."""
-    import app
+def serve_demo(demo) -> Iterator[str]:
+    """Launch a Gradio ``demo`` as the app serves it (:func:`logrerank.app.main.launch_kwargs`)
+    on a free port and yield its URL (no trailing slash); close it afterwards."""
     from logrerank.app.main import launch_kwargs
 
     port = free_port()
-    app.demo.launch(
+    demo.launch(
         server_name="127.0.0.1",
         server_port=port,
         prevent_thread_lock=True,
         quiet=True,
         **launch_kwargs(),
     )
-    yield f"http://127.0.0.1:{port}/"
-    app.demo.close()
+    yield f"http://127.0.0.1:{port}"
+    demo.close()
+
+
+def serve_app() -> Iterator[str]:
+    """Launch ``app.demo`` (models load once) and yield its URL; close it afterwards."""
+    import app
+
+    for url in serve_demo(app.demo):
+        yield url + "/"
 
 
 def open_chromium(sync_api, chromium: str):

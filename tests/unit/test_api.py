@@ -6,7 +6,6 @@ the tiny models."""
 from __future__ import annotations
 
 import json
-import socket
 import urllib.error
 import urllib.request
 
@@ -14,6 +13,7 @@ import pytest
 
 from logrerank.app import api_args, api_http, state
 from logrerank.app.api_args import ApiArgError, check_args
+from tests.browser.harness import serve_demo
 
 DEFAULTS = {"top_k": 10, "tau_sim": 0.75, "delta": 0.25, "k": 8, "blend": 0.5}
 Q = "Do statins reduce the risk of dementia?"
@@ -100,18 +100,7 @@ def app_url(make_tiny_model, tiny_dir):
 
     backend = state.Backend.load(make_tiny_model(), CrossEncoder(str(tiny_dir), device="cpu"))
     saved, main.BACKEND._backend = main.BACKEND._backend, backend
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    main.demo.launch(
-        server_name="127.0.0.1",
-        server_port=port,
-        prevent_thread_lock=True,
-        quiet=True,
-        **main.launch_kwargs(),
-    )
-    yield f"http://127.0.0.1:{port}"
-    main.demo.close()
+    yield from serve_demo(main.demo)
     main.BACKEND._backend = saved
 
 
