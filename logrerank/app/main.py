@@ -420,7 +420,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if loaded and args.cross_encoder:
         backend.use_cross_encoder(args.cross_encoder)  # unloadable: UNAVAILABLE + warning
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
-    # quiet: Gradio's own lines include a "set share=True" hint; this app has no share link
+    # quiet: Gradio's own lines include a hint to make a public link; this app has none
     served = demo.launch(  # (app, local URL, share URL) once the server runs
         server_name=host,
         server_port=args.port,

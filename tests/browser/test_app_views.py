@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from logrerank.app.state import TABLE_COLUMNS
 from tests.browser import harness
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -273,7 +274,7 @@ def test_roles_are_the_role_taggers(page):
             "Object.fromEntries([...document.querySelectorAll('#table [data-testid^=\"cell-\"]')]"
             ".map(c => [c.dataset.testid, c.textContent.trim()]))"
         )
-        rows = [k.split("-")[1] for k, v in cells.items() if k.endswith("-1") and
+        rows = [k.split("-")[1] for k, v in cells.items() if k.endswith(f"-{TABLE_COLUMNS.index('text')}") and
                 v.startswith(METHOD_SENTENCE)]  # fmt: skip
         if rows:
             break
@@ -283,7 +284,7 @@ def test_roles_are_the_role_taggers(page):
         )
         time.sleep(0.3)
     assert len(rows) == 1, sorted(cells.items())[:12]
-    assert cells[f"cell-{rows[0]}-5"] == "method"
+    assert cells[f"cell-{rows[0]}-{TABLE_COLUMNS.index('role')}"] == "method"
     page.evaluate("document.getElementById('results').scrollIntoView({block: 'start'})")
     shot(page, "roles_table")
     open_tab(page, "Explain")
