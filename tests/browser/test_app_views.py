@@ -306,6 +306,50 @@ def test_roles_are_the_role_taggers(page):
     assert not page.dialogs
 
 
+# ---------------------------------------------------------------------------------- overflow
+OVERFLOW_JS = """() => {
+  const w = window.innerWidth, bad = [];
+  for (const sel of ['#table', '#details', '#heat', '#graph', '#compare', '#slope', '#metrics',
+                     '#tokens', '#context', '#explain']) {
+    const root = document.querySelector(sel);
+    if (!root || !root.offsetParent) continue;  // not on the open tab
+    for (const el of [root, ...root.querySelectorAll('*')]) {
+      if (!el.offsetParent && el !== root) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.right > w + 1) bad.push(`${sel} ${el.tagName}.${el.className} right ${r.right} > ${w}`);
+      const ox = getComputedStyle(el).overflowX;
+      if ((ox === 'auto' || ox === 'scroll') && el.scrollWidth > el.clientWidth + 1)
+        bad.push(`${sel} ${el.tagName}.${el.className} scrolls sideways (${el.scrollWidth} > ${el.clientWidth})`);
+    }
+  }
+  if (document.documentElement.scrollWidth > w + 1) bad.push('page ' + document.documentElement.scrollWidth);
+  return bad.slice(0, 8);
+}"""
+
+
+def test_no_view_is_cut_off_or_scrolls_sideways(page):
+    """On the 50-passage example every main view (the ranking table and score details, the
+    graph, the comparison with its slope chart and metrics table, the context, Explain) lies
+    inside the window at desktop and phone size, and none of them scrolls sideways: no element
+    ends right of the window and no scroll container is wider than its box."""
+    run_example(page, LARGE)
+    page.get_by_text("Score details").first.click()  # open the details accordion
+    time.sleep(0.8)
+    for tab in ("Ranking", "Graph", "Compare", "Context", "Explain"):
+        open_tab(page, tab)
+        if tab == "Compare":
+            page.wait_for_selector("#slope .js-plotly-plot", timeout=60_000)
+            time.sleep(0.5)
+        if tab == "Explain":
+            page.click("#explain-pick input")
+            page.wait_for_selector("#explain-pick [role=option]", timeout=TIMEOUT_MS)
+            page.locator("#explain-pick [role=option]").first.click()
+            page.wait_for_selector("#explain blockquote", timeout=60_000)
+        bad = page.evaluate(OVERFLOW_JS)
+        assert not bad, (tab, page.size, bad)
+    assert not page.dialogs
+
+
 # ---------------------------------------------------------------------------------- API
 def test_rerank_api_json_and_errors(app_url):
     """``/rerank``: one JSON object with named fields; bad input raises with the message."""
