@@ -81,9 +81,43 @@ def badge_text(state: bool | None) -> str:
     return {True: "trained", False: "UNTRAINED", None: "UNAVAILABLE"}[state]
 
 
+SOURCE_NAMES = {
+    "scifact": "SciFact",
+    "citint": "Citation-Integrity",
+    "evinf": "Evidence Inference",
+    "scisumm": "ScisummNet",
+    "scisumm-hand": "CL-SciSumm hand-annotated",
+    "hotpotqa": "HotpotQA",
+    "musique": "MuSiQue",
+}
+"""Display names of the training sources (``logrerank.training.queries``)."""
+
+
+def trained_on(choice: str) -> str:
+    """``"trained on A, B, ..."`` from a bundled choice's training record (the cross-encoder's
+    ``logrerank_delta.json``, the twin's ``training.json``); ``""`` for a user folder or when the
+    record is missing or unreadable."""
+    try:
+        if choice == BUNDLED:
+            from ..models.cross_encoder import default_checkpoint_dir
+
+            path = default_checkpoint_dir() / "logrerank_delta.json"
+        elif choice == TWIN:
+            from ..baselines.twin import twin_checkpoint_dir
+
+            path = twin_checkpoint_dir() / "training.json"
+        else:
+            return ""
+        sources = json.loads(path.read_text(encoding="utf-8"))["training"]["config"]["sources"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return "trained on " + ", ".join(SOURCE_NAMES.get(s, str(s)) for s in sources)
+
+
 def options(default: str, loaded: dict[str, Loaded]) -> list[tuple[str, str]]:
     """``(menu label, value)`` per choice: the bundled model, the twin, and the default
-    folder when one was given; a choice not loaded yet shows the badge it will have."""
+    folder when one was given; a choice not loaded yet shows the badge it will have, and a
+    bundled one what it was trained on (:func:`trained_on`)."""
     values = [BUNDLED, TWIN] + ([default] if default not in ("", BUNDLED, TWIN) else [])
     out = []
     for value in values:
@@ -98,7 +132,9 @@ def options(default: str, loaded: dict[str, Loaded]) -> list[tuple[str, str]]:
             state = (default_checkpoint_dir() / "config.json").is_file()
         else:
             state = True if Path(value).is_dir() else None
-        out.append((f"{label(value)} · {badge_text(state)}", value))
+        badge = badge_text(state)
+        data = trained_on(value) if state else ""  # "trained" becomes "trained on A, B, ..."
+        out.append((f"{label(value)} · {data or badge}", value))
     return out
 
 

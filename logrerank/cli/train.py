@@ -226,7 +226,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Tune the lexical prior weight and the score calibration of a cross-encoder "
         "trained by `logrerank train crossencoder` on the run's held-out TRAIN pools "
         "(logrerank/training/cross_encoder/lexical_prior.py). Every option is passed on: "
-        "`logrerank tune-ce-prior --config configs/crossencoder.json [--checkpoint DIR] "
+        "`logrerank tune-ce-prior --config configs/crossencoder-fair.json [--checkpoint DIR] "
         "[--grid 0,1,2,4] [--scores FILE] [--calibrate-only] [--dry-run]`; "
         "`logrerank tune-ce-prior --help` lists them.",
         prefix_chars="\x00",  # no option is parsed here: all go to the tuning script
