@@ -95,21 +95,26 @@ SOURCE_NAMES = {
 
 def trained_on(choice: str) -> str:
     """``"trained on A, B, ..."`` from a bundled choice's training record (the cross-encoder's
-    ``logrerank_delta.json``, the twin's ``training.json``); ``""`` for a user folder or when the
-    record is missing or unreadable."""
+    ``logrerank_delta.json``, the twin's records through :func:`logrerank.log_checkpoint.read_meta`);
+    ``""`` for a user folder or when the record is missing or unreadable."""
+    from ..checkpoint import CheckpointError
+
     try:
         if choice == BUNDLED:
             from ..models.cross_encoder import default_checkpoint_dir
+            from ..models.delta_checkpoint import DELTA_META
 
-            path = default_checkpoint_dir() / "logrerank_delta.json"
+            path = default_checkpoint_dir() / DELTA_META
+            meta = json.loads(path.read_text(encoding="utf-8"))
         elif choice == TWIN:
             from ..baselines.twin import twin_checkpoint_dir
+            from ..log_checkpoint import read_meta
 
-            path = twin_checkpoint_dir() / "training.json"
+            meta = read_meta(twin_checkpoint_dir())
         else:
             return ""
-        sources = json.loads(path.read_text(encoding="utf-8"))["training"]["config"]["sources"]
-    except (OSError, ValueError, KeyError, TypeError):
+        sources = meta["training"]["config"]["sources"]
+    except (OSError, ValueError, KeyError, TypeError, CheckpointError):
         return ""
     return "trained on " + ", ".join(SOURCE_NAMES.get(s, str(s)) for s in sources)
 
