@@ -8,6 +8,7 @@ config file is an error, not a different model.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from .jsonconfig import ConfigError, JsonConfig
@@ -86,9 +87,6 @@ class GraphConfig(JsonConfig):
     term_bg_idf: float = 4.0
     term_top_k: int = 4  # shared-term partners kept per sentence (by summed idf of shared terms)
     term_min_len: int = 3  # content terms have at least this many characters
-    # shared-term edges only in pools where at least this fraction of the passages has a usable
-    # title (0.0 = in every pool; > 0 keeps them out of untitled pools)
-    term_min_titled: float = 0.0
 
 
 @dataclass
@@ -120,51 +118,10 @@ class GlobalConfig(JsonConfig):
     # eq. 15's MLP reads [x_v ; max over v's passage of x], so a signal that reached any sentence
     # of a passage can lift its best sentence (passage metrics rank a passage by its best one)
     passage_pool: bool = False
-    # a seed ensemble (adaptation): this many stages trained alike with different seeds, l_global
-    # their mean (logrerank/graph/ensemble.py; built by `logrerank ensemble-stage`, never trained)
-    members: int = 1
-    # the same for the citing-query stage (global_citing, `logrerank citing-stage`), which may be
-    # one stage while the main stage is an ensemble
-    citing_members: int = 1
-    # store the multi-passage stages (global_model, global_citing) as float16 in the checkpoint,
-    # loaded back into float32: keeps an ensemble's checkpoint under 20 MB
-    store_half: bool = False
-
-
-@dataclass
-class SingleStageConfig(JsonConfig):
-    """The single-passage global stage of a routed model (an adaptation, not in the paper).
-
-    The link relations and the lexical node inputs are learnt on multi-passage pools, whose
-    passages carry titles (a title mentioned elsewhere is what links two passages). Pools where
-    fewer than ``min_titled`` of the passages have a usable title (Citation-Integrity and
-    PubMedQA have none; neither do passages pasted without titles) are ranked by this second,
-    single-passage global stage instead, trained on single-passage pools with the paper's graph
-    (docs/method.md, "Two global stages").
-    """
-
-    # share of passages with a usable title below which a pool goes to this stage (0 = off:
-    # every pool goes to the main global stage and this stage has no weights)
-    min_titled: float = 0.0
-    graph: GraphConfig = field(default_factory=GraphConfig)  # this stage's graph (eqs. 8-10)
-    global_: GlobalConfig = field(default_factory=GlobalConfig)  # this stage's GAT (eqs. 7, 11-16)
-    # store this stage's tensors as float16 in the checkpoint (loaded back into float32): for a
-    # model whose every route gives the stage weight 0 (score.untitled_global_weight = 0), where
-    # it only draws the app's attention view; halves its 7.8 MB in the bundled checkpoint
-    store_half: bool = False
-    SECTIONS = {"graph": GraphConfig, "global_": GlobalConfig}
-    ALIASES = {"global": "global_"}
-
-    def check(self) -> SingleStageConfig:
-        """``min_titled`` in [0, 1]; a stage without link relation weights gets no link edges."""
-        if not 0.0 <= self.min_titled <= 1.0:
-            raise ConfigError(f"single.min_titled must be in [0, 1], got {self.min_titled}")
-        g = self.graph
-        if (g.mentions or g.shared_terms) and self.global_.relations < 11:
-            raise ConfigError(
-                "single.graph.mentions / shared_terms need single.global.relations = 11"
-            )
-        return self
+    # a learned per-pool gate g in (0, 1) on the graph's correction: l_global = l_local + g x
+    # (MLP correction + w . lex), g = sigmoid(w_g . f + b_g) over the pool features f of
+    # logrerank/graph/pool_features.py (titles, citation marker, graph statistics)
+    pool_gate: bool = False
 
 
 @dataclass
@@ -191,54 +148,16 @@ class ScoreConfig(JsonConfig):
     # zero-shot model, as WiSE-FT); 1 = off. Isolated mode only (it has the prior).
     head_weight: float = 1.0
     # w in l' = l + w * passage_bm25 (BM25 of the passage, min-max over the pool;
-    # logrerank/text/lexical.py), added last, to pools where fewer than `lexical_max_titled` of the
-    # passages have a usable title: the lexical signal the multi-passage stage reads from its
-    # lexical inputs, for pools the single-passage stage (no lexical inputs) or a model without a
-    # graph stage ranks. Chosen by `logrerank tune-score --lexical`; 0 = off
+    # logrerank/text/lexical.py), added last to every pool's final logits: a lexical prior for a
+    # model whose scores read no lexical evidence (the cross-encoder twin). Chosen by
+    # `logrerank tune-score --lexical`; 0 = off
     lexical_weight: float = 0.0
-    lexical_max_titled: float = 0.5  # the titled share below which the lexical prior applies
-    # head_weight on those same untitled pools (the single-passage stage's), chosen with
-    # lexical_weight by `logrerank tune-score --lexical --untitled-head`; < 0 = head_weight
-    untitled_head_weight: float = -1.0
-    # Untitled pools (logrerank/ranking/routing.py; not in the paper): the pools of the lexical
-    # prior above take final = a * (with the graph stage) + (1 - a) * (local only), a =
-    # `untitled_global_weight`; chosen on training pools by `logrerank tune-score
-    # --untitled-route` (docs/method.md, "Untitled pools"); 1 = the graph alone
-    untitled_global_weight: float = 1.0
-    # Paper pools (logrerank/ranking/routing.py; not in the paper): pools whose titled passages have at
-    # least `paper_title_words` title words on average (paper titles; entity titles such as
-    # Wikipedia's have 1-6) take final = a * (with the graph stage) + (1 - a) * (local only) with
-    # a = `paper_global_weight`, plus `paper_lexical_weight` x passage BM25 (the lexical prior
-    # above, on paper pools: their stages read little lexical evidence on paper titles). Chosen
-    # on training pools by `logrerank tune-score --paper-route` (docs/method.md, "Paper pools");
-    # paper_title_words 0 or a = 1 with no lexical weight = off (the graph alone)
-    paper_title_words: float = 0.0
-    paper_global_weight: float = 1.0
-    paper_lexical_weight: float = 0.0
-    # Citing queries in paper pools (logrerank/ranking/routing.py; not in the paper): when
-    # citance_route is on, a paper pool whose query carries a citation marker ("(Brants, 2000)",
-    # "[12]"; logrerank/text/citations.py) takes a = `citance_global_weight` instead: a citing
-    # sentence wants the span of the one paper it cites, where the graph's pooled evidence
-    # across that paper's passages blurs which span it is. Chosen with paper_global_weight by
-    # `logrerank tune-score --paper-route`, with its own lexical weight `citance_lexical_weight`
-    citance_route: bool = False
-    citance_global_weight: float = 1.0
-    # With citance_route: citing queries in paper pools read a multi-passage stage of their own
-    # (`global_citing`, same settings as `global`), put there by `logrerank citing-stage`
-    # (logrerank/training/log/citing_stage.py); False = the main multi-passage stage
-    citance_stage: bool = False
-    citance_lexical_weight: float = 0.0
-    # Dense passage prior of paper pools (logrerank/ranking/dense_prior.py; not in the paper):
-    # v in f += v * 10 * cos(e_q, e_p), e_p the packaged embedder's reading of "title. text"
-    # (the title and the whole passage, which LoG's sentences do not read). Chosen with the
-    # paper route by `logrerank tune-score --paper-route`; the citing route has its own. 0 = off
-    paper_dense_weight: float = 0.0
-    citance_dense_weight: float = 0.0
-    # Titled-sentence prior of paper pools (same module): u in f_j += u * 10 * cos(e_q, e_{t. s_j}),
-    # e_{t. s_j} the packaged embedder's reading of "title. sentence" (each sentence with its
-    # paper's title). Chosen with the three above; the citing route has its own. 0 = off
-    paper_sentence_weight: float = 0.0
-    citance_sentence_weight: float = 0.0
+    # Score calibration (display only; not in the paper): the reported sentence score is
+    # sigmoid(a * f + b) of the final logit f, and a learned passage score likewise, so that the
+    # shown scores read as probabilities. Monotone (a > 0): the ranking order never changes; the
+    # local and global score columns stay sigmoid(l_local) and sigmoid(l_global).
+    calibration_a: float = 1.0  # a, the slope (> 0); 1 with b = 0 = no calibration
+    calibration_b: float = 0.0  # b, the offset
     # Sentence selection (logrerank/ranking/selection.py; not in the paper): the head of the sentence
     # order is picked greedily with gain z * select_decay ** e - select_margin * e -
     # select_redundancy * (largest cosine of its vector to a picked one), e = sentences of its
@@ -276,8 +195,6 @@ class LoGConfig(JsonConfig):
     global_: GlobalConfig = field(default_factory=GlobalConfig)  # graph reranker (eqs. 7, 11-16)
     context: ContextConfig = field(default_factory=ContextConfig)  # structured context (17-18)
     score: ScoreConfig = field(default_factory=ScoreConfig)  # final score adjustments
-    # routed models: the global stage of pools without titles (min_titled 0 = one stage)
-    single: SingleStageConfig = field(default_factory=SingleStageConfig)
     passage: PassageConfig = field(default_factory=PassageConfig)  # learned passage score
     use_global: bool = True  # ablation switch: False = rank by local scores only (no graph)
     device: str = "auto"  # "auto" (cuda if present), "cpu", "cuda", "cuda:1", ...
@@ -294,7 +211,6 @@ class LoGConfig(JsonConfig):
         "global_": GlobalConfig,
         "context": ContextConfig,
         "score": ScoreConfig,
-        "single": SingleStageConfig,
         "passage": PassageConfig,
     }
     ALIASES = {"global": "global_"}  # written as "global" in JSON
@@ -316,19 +232,14 @@ class LoGConfig(JsonConfig):
         if self.graph.top_k < 0 or self.graph.block_size < 1:
             raise ConfigError("graph.top_k must be >= 0 and graph.block_size >= 1")
         g = self.graph
-        if g.mention_target not in ("all", "first") or not 0.0 <= g.term_min_titled <= 1.0:
+        if g.mention_target not in ("all", "first"):
             raise ConfigError(
-                "graph.mention_target must be 'all' or 'first' and term_min_titled in [0, 1]"
+                f"graph.mention_target must be 'all' or 'first', got {g.mention_target!r}"
             )
         if self.global_.relations not in (8, 11):
             raise ConfigError("global.relations must be 8 (paper) or 11 (with link relations)")
         if (g.mentions or g.shared_terms) and self.global_.relations < 11:
             raise ConfigError("graph.mentions / graph.shared_terms need global.relations = 11")
-        g_ = self.global_
-        if min(g_.members, g_.citing_members) < 1 or self.single.global_.members != 1:
-            raise ConfigError(
-                "global.members and global.citing_members must be >= 1 (single.global.members 1)"
-            )
         if self.global_.hidden % self.global_.heads:
             raise ConfigError("global.hidden must be divisible by global.heads")
         if (
@@ -352,37 +263,13 @@ class LoGConfig(JsonConfig):
             raise ConfigError(f"score.lexical_weight must be >= 0, got {self.score.lexical_weight}")
         if not 0.0 <= self.score.head_weight <= 1.0:
             raise ConfigError(f"score.head_weight must be in [0, 1], got {self.score.head_weight}")
-        if not (self.score.untitled_head_weight < 0 or self.score.untitled_head_weight <= 1.0):
-            raise ConfigError(
-                "score.untitled_head_weight must be in [0, 1] (or < 0 = head_weight), "
-                f"got {self.score.untitled_head_weight}"
-            )
-        if not (0.0 <= self.score.paper_global_weight <= 1.0 and self.score.paper_title_words >= 0):
-            raise ConfigError("score.paper_global_weight must be in [0, 1], paper_title_words >= 0")
         sc = self.score
-        if not 0.0 <= sc.untitled_global_weight <= 1.0:
+        if not (math.isfinite(sc.calibration_a) and sc.calibration_a > 0.0):
             raise ConfigError(
-                f"score.untitled_global_weight must be in [0, 1], got {sc.untitled_global_weight}"
+                f"score.calibration_a must be > 0 (a monotone calibration), got {sc.calibration_a}"
             )
-        if not 0.0 <= sc.citance_global_weight <= 1.0:
-            raise ConfigError(
-                f"score.citance_global_weight must be in [0, 1], got {sc.citance_global_weight}"
-            )
-        if not (sc.paper_lexical_weight >= 0.0 and sc.citance_lexical_weight >= 0.0):
-            raise ConfigError(
-                "score.paper_lexical_weight and score.citance_lexical_weight must be >= 0, got "
-                f"{sc.paper_lexical_weight} and {sc.citance_lexical_weight}"
-            )
-        if not (sc.paper_sentence_weight >= 0.0 and sc.citance_sentence_weight >= 0.0):
-            raise ConfigError(
-                "score.paper_sentence_weight and score.citance_sentence_weight must be >= 0, "
-                f"got {sc.paper_sentence_weight} and {sc.citance_sentence_weight}"
-            )
-        if not (sc.paper_dense_weight >= 0.0 and sc.citance_dense_weight >= 0.0):
-            raise ConfigError(
-                "score.paper_dense_weight and score.citance_dense_weight must be >= 0, got "
-                f"{sc.paper_dense_weight} and {sc.citance_dense_weight}"
-            )
+        if not math.isfinite(sc.calibration_b):
+            raise ConfigError(f"score.calibration_b must be finite, got {sc.calibration_b}")
         if not (0.0 < sc.select_decay <= 1.0 and sc.select_redundancy >= 0.0):
             raise ConfigError("score.select_decay must be in (0, 1], select_redundancy >= 0")
         if sc.select_margin < 0.0:

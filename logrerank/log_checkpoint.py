@@ -129,20 +129,12 @@ def check_state(own: dict[str, Tensor], state: dict[str, Tensor], path: Path) ->
             )
 
 
-def half_prefixes(config: LoGConfig) -> tuple[str, ...]:
-    """State-dict prefixes a :class:`~logrerank.config.LoGConfig` stores as float16
-    (``single.store_half``; ``global.store_half`` for the multi-passage stages)."""
-    half = ("global_single.",) if config.single.store_half else ()
-    return half + (("global_model.", "global_citing.") if config.global_.store_half else ())
-
-
 def write_checkpoint(
     path: Path,
     state: dict[str, Tensor],
     base: dict[str, Tensor],
     config: dict[str, Any],
     extra: dict[str, Any] | None = None,
-    half: tuple[str, ...] = (),
 ) -> Path:
     """Write a LoG checkpoint folder (created).
 
@@ -153,14 +145,9 @@ def write_checkpoint(
         config: ``LoGConfig.to_dict()``.
         extra: extra JSON-serialisable facts (training run, metrics): ``training*`` keys go to
             ``training.json``, any other to ``config.json`` (:func:`write_meta`).
-        half: name prefixes whose floating tensors are stored as float16 (loading casts them
-            back to the model's float32).
 
     Returns:
         ``path``.
-
-    Raises:
-        CheckpointError: a tensor of ``half`` does not fit float16 (it would read as infinite).
     """
     path.mkdir(parents=True, exist_ok=True)
     stored = {}
@@ -170,10 +157,6 @@ def write_checkpoint(
             if b is not None and b.shape == v.shape and torch.equal(b, v.detach().cpu()):
                 continue
         stored[k] = v.detach().cpu().contiguous()
-        if half and k.startswith(half) and v.is_floating_point():
-            stored[k] = stored[k].half()
-            if not torch.isfinite(stored[k]).all():
-                raise CheckpointError(f"tensor {k} does not fit float16")
     save_file(stored, str(path / WEIGHTS_NAME))
     meta = {
         "format": FORMAT,

@@ -14,6 +14,7 @@ Two steps, so that knob changes do not re-run the transformer:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,8 @@ from torch import nn
 
 from . import log_checkpoint as ckpt
 from .config import ContextConfig, GraphConfig, LoGConfig
-from .graph.ensemble import build_global_stage
-from .graph.inputs import extra_stages, global_scores, graph_inputs, stage_graph, stage_module
+from .graph.global_model import GlobalReranker
+from .graph.inputs import global_scores, graph_inputs
 from .graph.links import annotate_edges
 from .graph.sentence_graph import PAPER_RELATIONS
 from .inputs.limits import DEFAULT_LIMITS, Limits
@@ -37,18 +38,16 @@ from .local.segment_cache import SegmentCache
 from .local.tokenize import tokenize
 from .local.units import scoring_units
 from .ranking.context import build_context
-from .ranking.dense_prior import annotate, route_prior
 from .ranking.passage_head import PassageHead
 from .ranking.results import (
     Encoded,
     build_ranking,
     call_info,
+    final_logits,
     graph_edges,
     passage_logits,
-    routed_logits,
     unscored_sentences,
 )
-from .ranking.routing import pool_route
 from .ranking.selection import selected_sentences, selection_active
 from .runtime.local_runtime import sync_local_runtime
 from .types import InputError, Ranking
@@ -120,10 +119,8 @@ class LoGReranker(nn.Module):
         )
         self.tokenizer = tokenizer or bb.load_tokenizer(self.config.backbone.name_or_path)
         self.local = LocalScorer(encoder, self.config.local)
-        self.global_model = build_global_stage(self.local.hidden_size, self.config.global_)
-        # routed models: the single-passage stage of untitled pools (config.single) and the
-        # multi-passage stage of citing queries in paper pools (score.citance_stage)
-        self.global_single, self.global_citing = extra_stages(self.local.hidden_size, self.config)
+        # one global stage for every pool (its learned gate, global.pool_gate, weighs the graph)
+        self.global_model = GlobalReranker(self.local.hidden_size, self.config.global_)
         pc = self.config.passage  # learned passage score (logrerank/ranking/passage_head.py)
         self.passage_head = (
             PassageHead(self.local.hidden_size, pc.hidden, pc.proj_dim, pc.dropout)
@@ -184,8 +181,7 @@ class LoGReranker(nn.Module):
         """
         base = bb.load_encoder(self.config.backbone.name_or_path).state_dict()
         state, config = self.state_dict(), self.config.to_dict()
-        half = ckpt.half_prefixes(self.config)
-        return ckpt.write_checkpoint(Path(path), state, base, config, extra, half)
+        return ckpt.write_checkpoint(Path(path), state, base, config, extra)
 
     # ------------------------------------------------------------------ inference
     def _autocast(self):
@@ -366,8 +362,12 @@ class LoGReranker(nn.Module):
         lexical: bool = True,
         passage_head: bool | None = None,
     ) -> Ranking:
-        """Graph, GAT and context stages over a cached :class:`Encoded` (no pass over the query's
-        windows; a paper pool's dense prior embeds only passages not seen before).
+        """Graph, GAT and context stages over a cached :class:`Encoded` (no transformer pass).
+
+        One global stage ranks every pool; its learned gate (``global.pool_gate``) says how much
+        the graph counts (``info["graph_gate"]``). Shown sentence and learned passage scores are
+        ``sigmoid(a * f + b)`` of the final logits ``f`` (``score.calibration_a/b``, a > 0: the
+        order is the logits'); the local and global columns stay uncalibrated.
 
         Args:
             enc: output of :meth:`encode`.
@@ -382,8 +382,7 @@ class LoGReranker(nn.Module):
             passage_head: False = passages ranked by their best sentence (no learned head).
         """
         cfg = self.config
-        path = pool_route(cfg, enc.passages, enc.query)  # every routing decision (routing.py)
-        gcfg, stage_cfg = stage_graph(cfg, path.stage, graph)
+        gcfg = dataclasses.replace(graph or cfg.graph)
         gcfg.cross_passage = gcfg.cross_passage if cross_passage is None else cross_passage
         gcfg.typed = gcfg.typed if typed is None else typed
         if links is False:
@@ -392,31 +391,33 @@ class LoGReranker(nn.Module):
         timings = dict(enc.timings)
 
         t0 = time.perf_counter()
-        data, lex = graph_inputs(cfg, enc, gcfg, lexical, stage_cfg)
+        data, lex = graph_inputs(cfg, enc, gcfg, lexical)
         timings["graph"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        l_global, attention = None, None
+        l_global, attention, gate = None, None, None
         if use_global:
-            gm = stage_module(self, path.stage)
-            _, l_global, attention = global_scores(gm, enc, data, lex, self.device_)
+            _, l_global, attention, gate = global_scores(
+                self.global_model, enc, data, lex, self.device_
+            )
         timings["global"] = time.perf_counter() - t0
 
-        t0 = time.perf_counter()  # dense priors: a paper pool embeds texts not seen before
-        priors, timings["dense_prior"] = route_prior(self, enc, path), time.perf_counter() - t0
         t0, scfg = time.perf_counter(), cfg.score
-        logits = routed_logits(enc, l_global, scfg, path, *priors)
+        logits = final_logits(enc, l_global, scfg, scfg.lexical_weight)
         head = self.passage_head if passage_head is not False else None
-        # final, local, global scores in float64: a float32 sigmoid reads 1.0 (ties) from ~16.6
-        z = [t if t is None else t.double().sigmoid() for t in (logits, enc.local_logits, l_global)]
+        # scores in float64: a float32 sigmoid reads 1.0 (ties) from ~16.6
+        raw = logits.double().sigmoid()  # what the selection reads (calibration is display only)
+        a, b = scfg.calibration_a, scfg.calibration_b
+        shown = (a * logits.double() + b).sigmoid()
+        z = [t if t is None else t.double().sigmoid() for t in (enc.local_logits, l_global)]
         ranking = build_ranking(
-            enc, *z, ranker, passage_logits(head, enc, logits), scfg if scfg.select_ranking else None
+            enc, shown, *z, ranker, passage_logits(head, enc, logits),
+            scfg if scfg.select_ranking else None, (a, b), raw,
         )  # fmt: skip
-        annotate(ranking, priors, path)
         ctx_cfg = context or cfg.context
         paper = data.relation_type < PAPER_RELATIONS  # the context reads adjacency + similarity
         ranking.context = build_context(
-            selected_sentences(ranking.sentences, enc.h, scfg),  # the ranking's, when selected
+            selected_sentences(ranking.sentences, enc.h, scfg, raw),  # the ranking's, when selected
             enc.passages,
             data.edge_index[:, paper],
             data.relation_type[paper],
@@ -428,7 +429,7 @@ class LoGReranker(nn.Module):
         timings["context"] = time.perf_counter() - t0
         timings["total"] = sum(v for k, v in timings.items() if k != "total")
         ranking.timings = timings
-        ranking.info = call_info(self, enc, data, gcfg, path, use_global, head is not None)
+        ranking.info = call_info(self, enc, data, gcfg, gate, use_global, head is not None)
         if not cfg.trained:
             ranking.warnings.append("model is untrained: " + self.source)
         return ranking

@@ -7,6 +7,7 @@ cross-encoder) load once per :class:`Models` and are shared between the rankers 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,9 +76,20 @@ class LoGRanker:
 
     def rank(self, query: str, passages: list[Any]) -> Ranking:
         model = self.models.log
-        key = (query, tuple((p.title, p.text) for p in normalize_passages(passages)))
+        plist = normalize_passages(passages)
+        key = (query, tuple((p.title, p.text) for p in plist))
         if key in self.models.encodings:  # read from an encoding cache (eval --encodings)
             self.models.cache_value, self.models.cache_key = self.models.encodings[key], key
+        elif self.models.cache_key != key and model.config.local.unit == "sentence":
+            # sentence units never read titles: a pool cached under other titles serves as is,
+            # its passages retitled (eval --titles first3 / none reuse the full-title encodings)
+            found = self.models.encodings_by_text().get((query, tuple(p.text for p in plist)))
+            if found is not None and len(found.passages) == len(plist):
+                titled = [
+                    dataclasses.replace(c, title=p.title) for c, p in zip(found.passages, plist)
+                ]
+                enc = dataclasses.replace(found, passages=titled, lexical=None)
+                self.models.cache_value, self.models.cache_key = enc, key
         if self.models.cache_key != key:
             self.models.cache_value = model.encode(query, passages)
             self.models.cache_key = key
@@ -111,6 +123,15 @@ class Models:
     encodings: dict[Any, Any] = field(default_factory=dict, repr=False)
     collect_encodings: bool = False  # keep every pool the LoG rankers encode (new_encodings)
     new_encodings: list[Any] = field(default_factory=list, repr=False)
+    _by_text: dict[Any, Any] | None = field(default=None, repr=False)
+
+    def encodings_by_text(self) -> dict[Any, Any]:
+        """:attr:`encodings` keyed by ``(query, passage texts)`` (titles left out), built once."""
+        if self._by_text is None or len(self._by_text) < len(self.encodings):
+            self._by_text = {
+                (q, tuple(t for _, t in ps)): e for (q, ps), e in self.encodings.items()
+            }
+        return self._by_text
 
     @property
     def log(self):

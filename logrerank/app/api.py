@@ -38,8 +38,9 @@ DESCRIPTION = (
     "all when left out, none for an empty list) and cross_encoder (bundled, twin, default or a "
     "folder on the server). Leave upload empty: files go through the page. A bad argument is "
     "answered by an error that names it. The answer says what ranked and how the pool was "
-    "treated (pool), the settings used, the sentences and passages in rank order and the "
-    "agreement with the baselines; passage and sentence numbers count from 1. The fields are "
+    "treated (pool: graph_weight, the graph's learned share of the score from 0 to 1, and "
+    "what the graph changed), the settings used, the sentences and passages in rank order and "
+    "the agreement with the baselines; passage and sentence numbers count from 1. The fields are "
     "described in docs/api.md of the logrerank repository. In bash, take the event id of the "
     "cURL snippet first, EVENT_ID=$(curl -s -X POST ... | awk -F'\"' '{ print $4}'), then run "
     "curl -N .../gradio_api/call/rerank/$EVENT_ID: piping into read sets nothing in bash."
@@ -104,8 +105,10 @@ def result_json(
     """The API's answer for one successful call (docs/api.md).
 
     Fields: ``ranker`` and ``cross_encoder`` (what ranked, with its ablations, and what it is
-    compared with), ``pool`` (how the pool was treated: global stage, graph weight, what the
-    graph changed, ``headline``; :func:`~logrerank.ranking.treatment.pool_treatment`),
+    compared with), ``pool`` (how the pool was treated, as numbers: ``graph_weight``, the
+    graph's share of the final logits, and ``graph_gate``, the learned gate it comes from (null
+    for a stage without one); ``graph_moved``, ``graph_effect``, ``titled_fraction``,
+    ``priors`` and the ``headline``; :func:`~logrerank.ranking.treatment.pool_treatment`),
     ``settings`` (the arguments as used), ``numbering``, ``sentences`` (rank order: ``rank``,
     ``text``, ``score``, ``local_score``, ``global_score``, ``delta_vs_ce``, ``ref`` =
     ``P#·S#``, ``passage``, ``sentence``, ``role``), ``passages`` (LoG passage order: ``rank``,

@@ -173,7 +173,7 @@ def explain_html(
         + (f" (rank {signals['ce_rank']})" if signals.get("ce_rank") else "")
         + "</td></tr>",
         f"<tr><td>BM25 (sentence)</td><td>{fmt(signals.get('bm25'))}</td></tr>",
-        prior_rows(s, ranking),
+        _share_row(ranking),
         "</table>",
         "<div class='lr-panels' style='display:flex;flex-wrap:wrap;gap:12px 30px;margin-top:8px'>",
         f"<div class='lr-role' title='{esc(role_note)}' style='{_PANEL}'>"
@@ -202,7 +202,8 @@ def explain_html(
     if s.global_score is not None and abs(s.score - s.global_score) > 1e-6:
         out.append(
             "<p style='font-size:12px;color:#555'>The score differs from the raw global score: "
-            "it is the global logit adjusted as configured (logrerank/ranking/scoring.py).</p>"
+            "it is the global logit adjusted as configured (logrerank/ranking/scoring.py), "
+            "shown through the score calibration when the model has one.</p>"
         )
     if delta is not None and abs(delta) < 1e-9:
         out.append(
@@ -217,25 +218,15 @@ def explain_html(
     return "".join(out)
 
 
-def prior_rows(s: ScoredSentence, ranking: Ranking) -> str:
-    """Table rows for the dense priors of a paper pool in this sentence's logit: the dense passage
-    prior of its passage and its titled-sentence prior (logrerank/ranking/dense_prior.py), each
-    as the logit added and the cosine; ``""`` where neither ran."""
-    rows = []
-    passage = next((x for x in ranking.passages_ranked if x.passage_idx == s.passage_idx), None)
-    if passage is not None and "dense_term" in passage.extra:
-        rows.append(
-            ("dense passage prior (title + passage)", passage.extra["dense_term"],
-             passage.extra.get("dense_prior"))
-        )  # fmt: skip
-    if "title_sentence_term" in s.extra:
-        rows.append(
-            ("titled-sentence prior (title + sentence)", s.extra["title_sentence_term"],
-             s.extra.get("title_sentence_prior"))
-        )  # fmt: skip
-    return "".join(
-        f"<tr><td>{esc(name)}</td><td>{term:+.3f} to the logit (cosine {fmt(cos)})</td></tr>"
-        for name, term, cos in rows
+def _share_row(ranking: Ranking) -> str:
+    """The table row of the pool's graph share (the learned gate of the global stage, the same
+    for every sentence of the pool); ``""`` when the graph stage did not run or has no gate."""
+    gate = (ranking.info or {}).get("graph_gate")
+    if gate is None:
+        return ""
+    return (
+        "<tr><td>graph share (learned gate of this pool)</td>"
+        f"<td>{fmt(gate, 2)}: the graph correction counts {100 * gate:.0f} %</td></tr>"
     )
 
 

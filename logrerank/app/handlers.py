@@ -360,7 +360,6 @@ def rank_session(
         models=backend.model_rows(choice),
         device=backend.device_info(),
         source=source,
-        min_titled=model.config.single.min_titled,
         trained=bool(model.config.trained),
     )
 

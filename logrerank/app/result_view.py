@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ranking.routing import CITING
 from ..ranking.selection import order_note
 from ..ranking.shown_roles import TAGGER_SOURCE, role_source
 from ..ranking.treatment import headline, pool_treatment
@@ -27,43 +26,6 @@ def cache_note(windows: Any, from_cache: bool) -> str:
     if not hit:
         return " · passage cache: new passages"
     return f" · passage cache: {hit} of {total} windows reused (only the query and joint layer ran)"
-
-
-def stage_members(model: Any, stage: str) -> int:
-    """How many stages (a seed ensemble when > 1) the global stage named ``stage`` holds."""
-    glob = getattr(getattr(model, "config", None), "global_", None)
-    if glob is None or stage == "single-passage":
-        return 1
-    return glob.citing_members if stage == CITING else glob.members
-
-
-def stage_note(info: dict[str, Any], min_titled: float, members: int = 1) -> str:
-    """Which of a routed model's global stages ranked this input, and why (and, for a seed
-    ensemble of ``members`` stages, that it is one)."""
-    note = _stage_text(info, min_titled)
-    if members > 1:
-        note += f"; a seed ensemble of {members} stages trained alike (the mean of their logits)"
-    return note
-
-
-def _stage_text(info: dict[str, Any], min_titled: float) -> str:
-    share = 100 * float(info.get("titled_fraction", 0.0))
-    if info["global_stage"] == "single-passage":
-        return (
-            f"Global stage: single-passage ({share:.0f} % of the passages have a title, under "
-            f"{100 * min_titled:.0f} %): the paper's graph, no link relations or lexical inputs "
-            "(give passages titles to use the multi-passage stage)"
-        )
-    if info["global_stage"] == CITING:
-        return (
-            f"Global stage: multi-passage, the citing-query stage ({share:.0f} % of the passages "
-            "have a title; the question carries a citation marker and the titles are paper "
-            "titles): the multi-passage graph, read by the stage this model keeps for citing sentences"
-        )
-    return (
-        f"Global stage: multi-passage ({share:.0f} % of the passages have a title): the graph "
-        "with link relations (mentions, shared terms) and lexical node inputs"
-    )
 
 
 def summary_lines(out: Ranked, session: Session) -> list[str]:
@@ -90,7 +52,7 @@ def summary_lines(out: Ranked, session: Session) -> list[str]:
 
 
 def notes(out: Ranked, session: Session) -> list[str]:
-    """The status panel's details: graph links, encodings and cache, global stage, score."""
+    """The status panel's details: graph links, encodings and cache, score settings."""
     ranking, from_cache = out.ranking, out.from_cache
     links = viz.link_counts(ranking.edges)
     shown = ", ".join(f"{k} {links[k]}" for k in viz.relation_order(links) if links.get(k))
@@ -110,25 +72,21 @@ def notes(out: Ranked, session: Session) -> list[str]:
             "Sentence roles: the role tagger's (read per passage); the LoG role head's own "
             "reading (eq. 3, used inside the local score) is in Explain"
         )
-    if out.min_titled > 0 and ranking.info.get("global_stage"):
-        stage = ranking.info["global_stage"]
-        lines.append(stage_note(ranking.info, out.min_titled, stage_members(out.model, stage)))
-    route = ranking.info.get("route") or {}
-    if (
-        route.get("lexical_weight")
-        or route.get("dense_weight")
-        or route.get("global_weight", 1.0) < 1.0
-    ):
-        lines.append("Route of this pool (logrerank/ranking/routing.py): " + route["describe"])
     sc = ranking.info.get("score") or {}
-    head = route.get("head_weight")  # the pool's own (untitled pools may take another)
-    head = sc.get("head_weight", 1.0) if head is None else head
+    head = sc.get("head_weight", 1.0)
     if sc.get("merge_duplicates") or sc.get("passage_weight") or head != 1.0:
         lines.append(
             "LoG sort score = the global logit adjusted as configured (logrerank/ranking/scoring.py): "
             f"duplicate consensus {'on' if sc.get('merge_duplicates') else 'off'}, passage term "
             f"beta {sc.get('passage_weight', 0.0):g}, head weight w {head:g}"
             "; the local / global columns show the raw scores."
+        )
+    a, b = ranking.info.get("calibration") or (1.0, 0.0)
+    if (a, b) != (1.0, 0.0):
+        lines.append(
+            f"Shown LoG scores are calibrated: sigmoid({a:.3g} x final logit {b:+.3g}) "
+            "(score.calibration_a / _b; the order is the logits', the local / global columns "
+            "are not calibrated)."
         )
     return lines
 
@@ -196,6 +154,5 @@ __all__ = [
     "graph_html",
     "notes",
     "render",
-    "stage_note",
     "summary_lines",
 ]

@@ -379,7 +379,6 @@ class Ranked:
     models: list[tuple[str, str, bool | None]]  # (what, source, trained): Backend.model_rows
     device: tuple[str, str]  # (device, precision): Backend.device_info
     source: str = ""  # which input the run used, in words ("" on a knob change)
-    min_titled: float = 0.0  # routed models: titled share that picks the multi-passage stage
     trained: bool = True  # False: LoG is an untrained initialisation
 
 

@@ -26,8 +26,7 @@ import torch
 
 from ..checkpoint import CONFIG_NAME, CheckpointError
 from ..models.cross_encoder import CrossEncoder
-from ..ranking.results import routed_logits
-from ..ranking.routing import pool_route
+from ..ranking.results import final_logits
 from ..resources import checkpoint_dir
 from ..types import Ranking
 
@@ -184,8 +183,8 @@ class TwinCrossEncoder(CrossEncoder):
     def _logits(self, query: str, texts: list[str]) -> list[float]:
         """Best-unit final logit of each text, ranked as one pool."""
         enc = self.model.encode(query, texts)
-        cfg = self.model.config  # its own route: lexical prior and head weight of the pool
-        logits = routed_logits(enc, None, cfg.score, pool_route(cfg, enc.passages, query))
+        cfg = self.model.config  # its own score adjustments and lexical prior
+        logits = final_logits(enc, None, cfg.score, cfg.score.lexical_weight)
         best = torch.full((len(enc.passages),), float("-inf"))
         best = best.scatter_reduce(0, enc.passage_of, logits.float().cpu(), "amax")
         floor = float(logits.min()) - 1.0 if logits.numel() else 0.0

@@ -146,7 +146,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"encodings: {enc_info['pools']} cached pools from {args.encodings}", file=sys.stderr)
         if enc_info["without_digest"]:
             print(f"warning: {enc_info['without_digest']} record no model digest", file=sys.stderr)
-        enc_info["dense_kept"] = _load_kept(models.log, args.encodings)
     quantized = {}
     if getattr(args, "quantize", "none") == "int8":
         from ..local.quantize import quantize_cross_encoder, quantize_log_reranker
@@ -209,11 +208,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         stem = append_encodings(models.log, args.encodings, f"{name}-eval", models.new_encodings)
         print(f"encodings: {len(models.new_encodings)} new pools kept in {stem}", file=sys.stderr)
-    if enc_info is not None and enc_info["dense_kept"] is not None:
-        from ..ranking.dense_prior import save_kept
-
-        kept = save_kept(models.log, args.encodings)
-        print(f"encodings: {kept} dense-prior embeddings kept in {args.encodings}", file=sys.stderr)
     print(results_markdown(result, args.k, coverage))
     for rname, ws in result["warnings"].items():
         for w in ws:
@@ -233,18 +227,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         files = write_runs(args.out, rankings)
         print(f"wrote {len(files)} run files under {files[0].parent}")
     return 0
-
-
-def _load_kept(model, folder: str) -> int | None:
-    """Read the dense-prior embeddings kept in ``folder`` into ``model`` and keep the new ones
-    (:func:`logrerank.ranking.dense_prior.load_kept`: None, with a warning, where the file there
-    holds another embedder's rows; then nothing is kept)."""
-    from ..ranking.dense_prior import load_kept
-
-    n = load_kept(model, folder)
-    if n is not None:
-        print(f"encodings: {n} dense-prior embeddings read from {folder}", file=sys.stderr)
-    return n
 
 
 def _runtimes_in_use(models) -> dict[str, str]:

@@ -44,9 +44,10 @@ def format_ranking(
 ) -> str:
     """A readable text view: model, question intent, top sentences, passage order, timings.
 
-    The line under the model says how the pool was treated (global stage, graph weight, and
-    "local scores only" when the graph changed nothing: :func:`logrerank.ranking.treatment.headline`;
-    ``local_order``: the sentence nodes in local-only rank order, None = not known).
+    The line under the model says how the pool was treated (the graph's learned share of the
+    score, what it moved, and "local scores only" when the graph changed nothing:
+    :func:`logrerank.ranking.treatment.headline`; ``local_order``: the sentence nodes in
+    local-only rank order, None = not known).
 
     A line above the table names the order the sentences are shown in
     (:func:`logrerank.ranking.selection.order_note`, as the app's table header: the score order,
@@ -65,7 +66,7 @@ def format_ranking(
         width = shutil.get_terminal_size((100, 24)).columns
     width = max(60, width)
     lines = [f"ranker: {ranking.ranker}   model: {ranking.info.get('model', '?')}"]
-    if ranking.info.get("route"):  # how the pool was treated (local_order: the local-only nodes)
+    if "graph_gate" in ranking.info:  # a LoG ranking: how the pool was treated
         from ..ranking.treatment import headline, pool_treatment
 
         treated = pool_treatment(ranking, local_order)
@@ -83,8 +84,15 @@ def format_ranking(
     shown = ranking.sentences[:top]
     first = "in the selected order" if ranking.sentence_order == "selected" else "best first"
     lines.append(f"\nTop {len(shown)} sentences, {first}")
+    a, b = ranking.info.get("calibration") or (1.0, 0.0)
+    calibrated = (
+        f"; score shown calibrated, sigmoid({a:.3g} x final logit {b:+.3g}) (the order is the "
+        "logits')"
+        if (a, b) != (1.0, 0.0)
+        else ""
+    )
     legend = (
-        f"{order_note(ranking)}; local / global: the two stages' scores; "
+        f"{order_note(ranking)}{calibrated}; local / global: the two stages' scores; "
         "p.s: passage and sentence, counted from 1 (in the JSON, passage_idx and sent_idx "
         "count from 0); role: "
         + (

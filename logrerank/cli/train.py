@@ -84,38 +84,9 @@ def cmd_tune_score(args: argparse.Namespace) -> int:
         raise InputError(f"{args.checkpoint} is not a checkpoint folder (no config.json)")
     if args.citint_train < 1:
         raise InputError("--citint-train must be >= 1")
-    if args.paper_route and args.untitled_route:
-        raise InputError("--paper-route and --untitled-route are separate runs: give one")
-    if args.paper_route or args.untitled_route:
-        from ..training.log.route_tuning import tune_paper_route, tune_untitled_route
-
-        specs = args.route_specs or None
-        if specs is not None:
-            from ..training.log.passage_stage import parse_spec
-
-            for spec in specs:
-                parse_spec(spec)  # a malformed spec fails here, with its message
-        kw = {"specs": tuple(specs)} if specs else {}
-        if args.encodings:
-            kw["cache_dir"] = args.encodings
-        if args.threads < 1:
-            raise InputError("--threads must be >= 1")
-        kw["threads"] = args.threads
-        tune = tune_paper_route if args.paper_route else tune_untitled_route
-        result = tune(args.checkpoint, write=not args.dry_run, command=_command(), **kw)
-        print(json.dumps(result, indent=1, default=str))
-        return 0
-    if args.untitled_head and not args.lexical:
-        raise InputError("--untitled-head goes with --lexical")
     tune = tune_lexical if args.lexical else tune_score
-    extra = {"untitled_head": True} if args.untitled_head else {}
     result = tune(
-        args.checkpoint,
-        args.citint_train,
-        args.cache,
-        write=not args.dry_run,
-        command=_command(),
-        **extra,
+        args.checkpoint, args.citint_train, args.cache, write=not args.dry_run, command=_command()
     )
     print(json.dumps(result, indent=1, default=str))
     return 0
@@ -129,97 +100,8 @@ def cmd_tune_ce_prior(args: argparse.Namespace) -> int:
     return main(args.options)
 
 
-def _write_stage(checkpoints: list[str], out: str, write) -> int:
-    """Check that every input is a checkpoint folder, run ``write()`` (a ``ValueError`` becomes
-    a one-line message) and print the record it returns with the folder written."""
-    for path in checkpoints:
-        if not (Path(path) / "config.json").is_file():
-            raise InputError(f"{path} is not a checkpoint folder (no config.json)")
-    try:
-        record = write()
-    except ValueError as exc:
-        raise InputError(str(exc)) from exc
-    print(json.dumps(record | {"written": out}, indent=1, default=str))
-    return 0
-
-
-def cmd_citing_stage(args: argparse.Namespace) -> int:
-    """Write a checkpoint with a multi-passage stage of its own for citing queries
-    (:mod:`logrerank.training.log.citing_stage`); prints the record it keeps."""
-    from ..training.log.citing_stage import add_citing_stage
-
-    return _write_stage(
-        [args.checkpoint, args.citing],
-        args.out,
-        lambda: add_citing_stage(
-            args.checkpoint,
-            args.citing,
-            args.out,
-            _command(),
-            not args.single_float32,
-            args.citing_tunes,
-        ),
-    )
-
-
-def cmd_ensemble_stage(args: argparse.Namespace) -> int:
-    """Write a checkpoint whose multi-passage stage is a seed ensemble
-    (:mod:`logrerank.training.log.ensemble_stage`); prints the record it keeps."""
-    from ..training.log.ensemble_stage import build_ensemble
-
-    return _write_stage(
-        args.checkpoints,
-        args.out,
-        lambda: build_ensemble(args.checkpoints, args.out, _command(), not args.float32),
-    )
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Declare ``train``, ``tune-score``, ``tune-ce-prior``, ``citing-stage`` and
-    ``ensemble-stage``."""
-    g = sub.add_parser(
-        "citing-stage",
-        help="give a checkpoint a multi-passage stage of its own for citing queries",
-        description="Write --out: --checkpoint as is, plus the multi-passage stage of --citing "
-        "(a checkpoint trained on the same local stage) and the citing-query route cells its own "
-        "`tune-score --paper-route` chose; citing sentences in paper pools are then ranked by "
-        "that stage (logrerank/training/log/citing_stage.py). Nothing is trained.",
-    )
-    g.add_argument("--checkpoint", required=True, help="LoG checkpoint kept as is (questions)")
-    g.add_argument("--citing", required=True, help="LoG checkpoint whose stage serves citances")
-    g.add_argument("--out", required=True, help="output folder (new)")
-    g.add_argument(
-        "--single-float32",
-        action="store_true",
-        help="keep the single-passage stage in float32 (default: float16, which only a model "
-        "whose untitled route gives that stage weight 0 may do)",
-    )
-    g.add_argument(
-        "--citing-tunes",
-        nargs="+",
-        metavar="TUNE_JSON",
-        help="the `tune-score --paper-route` results of every seed of --citing's recipe: the "
-        "citing-query cells are the best cell of their mean table (one route for every seed) "
-        "instead of --citing's own",
-    )
-    g.set_defaults(func=cmd_citing_stage)
-    e = sub.add_parser(
-        "ensemble-stage",
-        help="make the multi-passage stage a seed ensemble of several checkpoints' stages",
-        description="Write --out: the first --checkpoints folder as is, its multi-passage stage "
-        "replaced by the ensemble (mean global logit) of every checkpoint's stage; they must share "
-        "the local stage (e.g. the seeds of one `train global --final`). Nothing is trained; "
-        "tune the route with `tune-score --paper-route` afterwards "
-        "(logrerank/training/log/ensemble_stage.py).",
-    )
-    e.add_argument("--checkpoints", nargs="+", required=True, help="two or more LoG checkpoints")
-    e.add_argument("--out", required=True, help="output folder (new)")
-    e.add_argument(
-        "--float32",
-        action="store_true",
-        help="store the ensemble's stages in float32 (default: float16, loaded back as float32)",
-    )
-    e.set_defaults(func=cmd_ensemble_stage)
+    """Declare ``train``, ``tune-score`` and ``tune-ce-prior``."""
     c = sub.add_parser(
         "tune-ce-prior",
         help="choose a trained cross-encoder's lexical prior weight and score calibration",
@@ -294,51 +176,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--lexical",
         action="store_true",
-        help="choose only score.lexical_weight (the lexical prior of untitled pools) on the "
-        "Citation-Integrity selection claims; the other score settings are kept",
-    )
-    s.add_argument(
-        "--untitled-head",
-        action="store_true",
-        help="with --lexical: choose score.untitled_head_weight (the head shrinkage of untitled "
-        "pools) jointly with the lexical weight",
-    )
-    s.add_argument(
-        "--paper-route",
-        action="store_true",
-        help="choose only the paper-pool route: score.paper_global_weight (graph vs local-only "
-        "weight in pools titled by paper titles), score.paper_lexical_weight (their lexical "
-        "prior), score.paper_dense_weight and score.paper_sentence_weight (the dense passage "
-        "and titled-sentence priors), and the citing-query four, on scientific training pools cached under "
-        "--encodings (logrerank/training/log/route_tuning.py); the other score settings are kept",
-    )
-    s.add_argument(
-        "--untitled-route",
-        action="store_true",
-        help="choose only score.untitled_global_weight (graph vs local-only weight in pools "
-        "without titles), keeping the graph stage only where it beats local only by 0.5 on "
-        "training pools (logrerank/training/log/route_tuning.py); the other settings are kept",
-    )
-    s.add_argument(
-        "--route-specs",
-        nargs="+",
-        metavar="SPEC",
-        help="with --paper-route / --untitled-route: the pools to choose on, "
-        "source:split:limit[:offset] (default: route_tuning.SPECS / UNTITLED_SPECS, the bundled "
-        "LoG's); use pools the checkpoint's graph stage did not "
-        "train on",
-    )
-    s.add_argument(
-        "--encodings",
-        metavar="DIR",
-        help="with --paper-route / --untitled-route: the encoding cache folder (default runs/enc); a checkpoint with "
-        "another local stage needs its own folder",
-    )
-    s.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="with --paper-route / --untitled-route: torch threads of the frozen model "
-        "(default 1; the embedding of the dense priors is most of a paper-route run)",
+        help="choose only score.lexical_weight (the lexical prior added to every pool's final "
+        "logits) on both selection sets; the other score settings are kept",
     )
     s.set_defaults(func=cmd_tune_score)

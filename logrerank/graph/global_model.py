@@ -10,7 +10,11 @@ unchanged:
   match, each in [0, 1]);
 * ``lexical_residual``: ``l_global += w_lex . lex_v`` (``w_lex`` zero-initialised);
 * ``passage_pool``: eq. 15's MLP reads ``[x_v^L ; max_{u in passage(v)} x_u^L]``;
-* ``relations``: the number of relation types with weights (8, or 11 with the link relations).
+* ``relations``: the number of relation types with weights (8, or 11 with the link relations);
+* ``pool_gate``: the correction is weighted per pool,
+  ``l_global = l_local + g (MLP(x^L) + w_lex . lex)``, ``g = sigmoid(w_g . f + b_g)`` over the
+  pool features ``f`` of :mod:`logrerank.graph.pool_features` (how much the graph counts is
+  learned from what the pool looks like, not routed by a rule).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from ..config import GlobalConfig
 from ..ranking.losses import pairwise_global_loss
 from ..text.lexical import NUM_LEXICAL
 from .layers import GraphLayer
+from .pool_features import NUM_POOL
 
 
 @dataclass
@@ -33,6 +38,7 @@ class GlobalOutput:
     logits: Tensor  # [N] l_global (eq. 15)
     scores: Tensor  # [N] z_global = sigmoid(l_global) (eq. 16)
     attention: list[Tensor] | None  # per layer, [E, H] alpha_uv (edge order of the input)
+    gate: Tensor | None = None  # [] the pool's graph share g (pool_gate), else None
 
 
 class GlobalReranker(nn.Module):
@@ -54,6 +60,8 @@ class GlobalReranker(nn.Module):
             self.phi_lex = nn.Linear(NUM_LEXICAL, d)
         if config.lexical_residual:
             self.w_lex = nn.Linear(NUM_LEXICAL, 1)
+        if config.pool_gate:
+            self.gate = nn.Linear(NUM_POOL, 1)
         self.norm = nn.LayerNorm(d)
         self.layers = nn.ModuleList(
             GraphLayer(
@@ -79,6 +87,9 @@ class GlobalReranker(nn.Module):
         if self.config.lexical_residual:
             nn.init.zeros_(self.w_lex.weight)
             nn.init.zeros_(self.w_lex.bias)
+        if self.config.pool_gate:
+            nn.init.zeros_(self.gate.weight)  # g = 0.5 everywhere until trained
+            nn.init.zeros_(self.gate.bias)
 
     def forward(
         self,
@@ -91,6 +102,7 @@ class GlobalReranker(nn.Module):
         return_attention: bool = False,
         lexical: Tensor | None = None,
         passage_of: Tensor | None = None,
+        pool: Tensor | None = None,
     ) -> tuple[GlobalOutput, Tensor | None]:
         """Score the nodes of one sentence graph.
 
@@ -105,6 +117,8 @@ class GlobalReranker(nn.Module):
             lexical: ``[N, 3]`` lexical inputs (needed with ``lexical_inputs`` /
                 ``lexical_residual``).
             passage_of: ``[N]`` passage index of each node (needed with ``passage_pool``).
+            pool: ``[NUM_POOL]`` pool features (needed with ``pool_gate``;
+                :func:`logrerank.graph.pool_features.pool_features`).
 
         Returns:
             ``(GlobalOutput, loss)``; loss is None without pairs.
@@ -116,6 +130,8 @@ class GlobalReranker(nn.Module):
         cfg = self.config
         if (cfg.lexical_inputs or cfg.lexical_residual) and lexical is None:
             raise ValueError("this global model needs the lexical inputs (lexical=...)")
+        if cfg.pool_gate and pool is None:
+            raise ValueError("this global model needs the pool features (pool=...)")
         if cfg.lexical_inputs:
             x = x + self.phi_lex(lexical.to(x.dtype))
         x = self.norm(x)  # (eq. 7)
@@ -132,11 +148,15 @@ class GlobalReranker(nn.Module):
             pooled = torch.full((P, x.size(1)), float("-inf"), dtype=x.dtype, device=x.device)
             pooled = pooled.scatter_reduce(0, idx, x, reduce="amax", include_self=True)
             x = torch.cat([x, pooled[passage_of]], dim=-1)
-        logits = self.scorer(x).squeeze(-1)  # [N] (eq. 15)
-        if cfg.residual_local_logit:
-            logits = logits + local_logits
+        logits = self.scorer(x).squeeze(-1)  # [N] (eq. 15): the correction
         if cfg.lexical_residual:
             logits = logits + self.w_lex(lexical.to(logits.dtype)).squeeze(-1)
-        out = GlobalOutput(logits, torch.sigmoid(logits), attention)  # eq. 16
+        gate = None
+        if cfg.pool_gate:
+            gate = torch.sigmoid(self.gate(pool.to(logits.dtype))).squeeze(-1)  # []
+            logits = gate * logits
+        if cfg.residual_local_logit:
+            logits = logits + local_logits
+        out = GlobalOutput(logits, torch.sigmoid(logits), attention, gate)  # eq. 16
         loss = pairwise_global_loss(logits, pairs) if pairs is not None else None
         return out, loss

@@ -36,8 +36,7 @@ never link passages, however few passages of a pool hold them, while "metformin"
 Sentences u, v of different passages are linked when they share a rare term; the pair's weight
 is the summed background idf of the rare terms they share, and each sentence keeps its
 ``term_top_k`` heaviest partners (ties: lower node id), every kept pair added in both
-directions. With ``term_min_titled > 0`` they are only added in pools where at least that
-fraction of the passages has a usable title. Built as a sparse product of the sentence-term
+directions. Built as a sparse product of the sentence-term
 incidence matrix (cost = sum over rare terms of (sentences containing it)^2, and rare terms
 occur in few passages).
 
@@ -323,7 +322,7 @@ def titled_fraction(passages) -> float:
 
 @functools.lru_cache(maxsize=64)
 def _titled_fraction(titles: tuple[str, ...]) -> float:
-    # cached: routing, the shared-term switch and the result's info each ask for one pool
+    # cached: the gate's pool features and the result's info each ask for one pool
     return sum(1 for t in titles if title_tokens(t)) / max(1, len(titles))
 
 
@@ -341,8 +340,7 @@ def pool_links(enc, config: GraphConfig) -> LinkEdges:
                 [p.title for p in enc.passages],
                 config,
             )
-    shared = config.shared_terms and titled_fraction(enc.passages) >= config.term_min_titled
-    return cache[key].select(config.mentions, shared)
+    return cache[key].select(config.mentions, config.shared_terms)
 
 
 def annotate_edges(edges: list, enc, config: GraphConfig) -> list:

@@ -59,8 +59,6 @@ class LocalCaches:
             (``LoGReranker.passage_cache_mb``), None while off.
         bf16_twin: ``(scorer key, copy)`` of the bf16-Linear scorer (``LoGReranker.bf16_weights``;
             :func:`bf16_linear_copy`), None until first used.
-        dense: the :class:`~logrerank.ranking.dense_prior.DensePrior` of paper pools (its passage
-            embeddings), None until first used.
         runtime: the transformer runtime the scorer runs on, a
             :class:`~logrerank.runtime.local_runtime.RuntimeState` (set by
             :func:`~logrerank.runtime.local_runtime.sync_local_runtime`), None before the
@@ -70,7 +68,6 @@ class LocalCaches:
     passages: tuple[Any, SegmentCache] | None = None
     bf16_twin: tuple[Any, LocalScorer] | None = None
     runtime: Any = None
-    dense: Any = None
 
 
 @dataclass

@@ -15,7 +15,6 @@ from ..graph.sentence_graph import relation_name
 from ..text.lexical import pool_lexical
 from ..text.segment import Span
 from ..types import GraphEdge, Passage, Ranking, ScoredSentence
-from .dense_prior import DENSE_SCALE
 from .scoring import adjust_logits
 from .selection import apply_selection
 
@@ -96,68 +95,11 @@ def final_scores(
     return torch.sigmoid(final_logits(enc, l_global, score, lexical_weight))
 
 
-def routed_logits(
-    enc: Encoded,
-    l_global: Tensor | None,
-    score: ScoreConfig,
-    route,
-    dense: Tensor | None = None,
-    titled: Tensor | None = None,
-) -> Tensor:
-    """``[N]`` final sentence logits of a pool under its :class:`~logrerank.ranking.routing.PoolRoute`:
-
-        f = a * final(l_global) + (1 - a) * final(l_local) + v * s * dense[passage_of]
-            + u * s * titled
-
-    (:func:`final_logits` for each; ``f = final(l_global)`` when ``a = 1`` or the graph stage
-    did not run), ``a = route.global_weight``, ``v = route.dense_weight``, ``u =
-    route.sentence_weight`` and ``s`` = :data:`~logrerank.ranking.dense_prior.DENSE_SCALE`.
-
-    Args:
-        dense: ``[P]`` the dense passage prior ``cos(e_q, e_p)``
-            (:class:`~logrerank.ranking.dense_prior.DensePrior`); None = no such term whatever
-            the route says.
-        titled: ``[N]`` the titled-sentence prior ``cos(e_q, e_{title. s})``; None = no such
-            term.
-    """
-    hw = route.head_weight
-    out = final_logits(enc, l_global, score, 0.0, hw)
-    a = route.global_weight
-    if l_global is not None and a < 1.0:
-        out = a * out + (1.0 - a) * final_logits(enc, None, score, 0.0, hw)
-    return out + prior_terms(enc, route, dense, titled).to(out.dtype)
-
-
-def prior_terms(enc: Encoded, route, dense: Tensor | None = None, titled: Tensor | None = None):
-    """``[N]`` the priors a pool's route adds to its blended logits (:func:`routed_logits`):
-
-        w * bm25_i + v * s * dense[passage_of] + u * s * titled
-
-    with ``w = route.lexical_weight`` and ``bm25_i`` the passage's lexical score
-    (:func:`logrerank.text.lexical.pool_lexical`), ``v``, ``u``, ``s`` as in
-    :func:`routed_logits`; a term whose weight is 0 or whose cosines are None is left out.
-    """
-    out = dense_term(enc, route.dense_weight, dense)
-    if route.lexical_weight:
-        out = out + route.lexical_weight * pool_lexical(enc)[:, 1].float()
-    if titled is not None and route.sentence_weight:
-        out = out + route.sentence_weight * DENSE_SCALE * titled.float()
-    return out
-
-
-def dense_term(enc: Encoded, weight: float, dense: Tensor | None) -> Tensor:
-    """``[N]`` ``weight * s * dense[passage_of]`` (zeros when ``weight`` is 0 or ``dense`` None)."""
-    if not weight or dense is None:
-        return torch.zeros(enc.passage_of.numel())
-    return weight * DENSE_SCALE * dense.float()[enc.passage_of]
-
-
 def final_logits(
     enc: Encoded,
     l_global: Tensor | None,
     score: ScoreConfig,
     lexical_weight: float = 0.0,
-    head_weight: float | None = None,
 ) -> Tensor:
     """``[N]`` final sentence logits: the global logits (the local ones when the graph stage did
     not run) after the score adjustments of :func:`logrerank.ranking.scoring.adjust_logits`, plus
@@ -167,10 +109,7 @@ def final_logits(
         enc: the local stage's output.
         l_global: ``[N]`` global logits, or None.
         score: the score adjustment settings.
-        lexical_weight: w of the lexical prior (``ScoreConfig.lexical_weight`` for the pools it
-            applies to; 0 = none).
-        head_weight: w of the head shrinkage (the pool's ``PoolRoute.head_weight``); None =
-            ``score.head_weight``.
+        lexical_weight: w of the lexical prior (``ScoreConfig.lexical_weight``; 0 = none).
     """
     out = adjust_logits(
         (l_global if l_global is not None else enc.local_logits).float(),
@@ -179,7 +118,7 @@ def final_logits(
         score.merge_duplicates,
         score.passage_weight,
         None if enc.prior_logits is None else enc.local_logits - enc.prior_logits,
-        score.head_weight if head_weight is None else head_weight,
+        score.head_weight,
     )
     if lexical_weight:
         out = out + lexical_weight * pool_lexical(enc)[:, 1].to(out.dtype)
@@ -194,12 +133,14 @@ def build_ranking(
     ranker: str,
     passage_logits: tuple[Tensor, Tensor] | None = None,
     selection: ScoreConfig | None = None,
+    calibration: tuple[float, float] = (1.0, 0.0),
+    raw: Tensor | None = None,
 ) -> Ranking:
     """Scored sentences and passages of one call (context, edges and info are added after).
 
     Args:
         enc: the local stage's output.
-        final: ``[N]`` final sentence scores.
+        final: ``[N]`` final sentence scores (the shown, calibrated ones).
         z_local: ``[N]`` local scores ``sigmoid(l_local)``.
         z_global: ``[N]`` global scores, or None when the graph stage did not run.
         ranker: name recorded in the result.
@@ -209,6 +150,11 @@ def build_ranking(
         selection: the sentence selection settings (``select_*`` of
             :class:`~logrerank.config.ScoreConfig`; :mod:`logrerank.ranking.selection`), or None for
             the plain score order. The passage order does not depend on them.
+        calibration: ``(a, b)`` of the shown passage scores ``sigmoid(a * s + b)`` of a learned
+            passage score (``ScoreConfig.calibration_a/b``; the sentence scores in ``final``
+            are calibrated already).
+        raw: ``[N]`` the uncalibrated final scores ``sigmoid(f)`` the selection reads (None =
+            ``final``), so that a calibration never changes the selected order.
     """
     sentences = []
     roles = enc.role_probs.argmax(-1).tolist()
@@ -241,19 +187,26 @@ def build_ranking(
         warnings=list(enc.warnings),
     )
     if passage_logits is not None:
-        rerank_passages(ranking, *passage_logits)
+        rerank_passages(ranking, *passage_logits, calibration=calibration)
     if selection is not None:
-        apply_selection(ranking, enc.h, selection)
+        apply_selection(ranking, enc.h, selection, raw)
     return ranking
 
 
-def rerank_passages(ranking: Ranking, scores: Tensor, correction: Tensor) -> None:
+def rerank_passages(
+    ranking: Ranking,
+    scores: Tensor,
+    correction: Tensor,
+    calibration: tuple[float, float] = (1.0, 0.0),
+) -> None:
     """Order ``ranking.passages_ranked`` by learned passage logits (in place).
 
-    Each passage's ``score`` becomes ``sigmoid(scores[p])``; ``extra`` keeps the breakdown:
+    Each passage's ``score`` becomes ``sigmoid(a * scores[p] + b)`` (``calibration = (a, b)``,
+    a > 0: the order is the logits'); ``extra`` keeps the breakdown:
     ``best_sentence`` (the score of its best sentence, what ranked it before) and
     ``passage_head`` (the learned correction, in logits). Ties break by passage index.
     """
+    a, b = calibration
     s, c = scores.double().tolist(), correction.double().tolist()
     by_idx = {p.passage_idx: p for p in ranking.passages_ranked}
     order = sorted(by_idx, key=lambda i: (-s[i] if s[i] == s[i] else float("inf"), i))
@@ -261,7 +214,7 @@ def rerank_passages(ranking: Ranking, scores: Tensor, correction: Tensor) -> Non
     for r, i in enumerate(order, 1):
         p = by_idx[i]
         p.extra = {**p.extra, "best_sentence": p.score, "passage_head": c[i]}
-        p.score = float(torch.sigmoid(torch.tensor(s[i])))
+        p.score = float(torch.sigmoid(torch.tensor(a * s[i] + b, dtype=torch.float64)))
         p.rank = r
         ranked.append(p)
     ranking.passages_ranked = ranked
@@ -292,7 +245,9 @@ def graph_edges(data, attention: list[Tensor] | None) -> list[GraphEdge]:
     ]
 
 
-def call_info(model, enc: Encoded, data, gcfg, route, use_global: bool, head: bool) -> dict:
+def call_info(
+    model, enc: Encoded, data, gcfg, gate: float | None, use_global: bool, head: bool
+) -> dict:
     """``Ranking.info`` of one :meth:`~logrerank.pipeline.LoGReranker.rank_encoded` call: the
     model and config facts the app and the CLI display.
 
@@ -301,12 +256,15 @@ def call_info(model, enc: Encoded, data, gcfg, route, use_global: bool, head: bo
         enc: the local stage's output.
         data: the sentence graph that was built.
         gcfg: the graph settings used.
-        route: the pool's :class:`~logrerank.ranking.routing.PoolRoute`.
+        gate: the pool's learned graph share (``GlobalConfig.pool_gate``), None for a gate-less
+            stage or when the graph stage did not run.
         use_global: whether the global stage ran.
         head: whether the learned passage score ranked the passages.
     """
+    from ..graph.links import titled_fraction
     from ..graph.sentence_graph import edge_counts
 
+    sc = model.config.score
     return {
         "model": model.source,
         "trained": model.config.trained,
@@ -314,12 +272,12 @@ def call_info(model, enc: Encoded, data, gcfg, route, use_global: bool, head: bo
         "precision": str(model._autocast_dtype_used()).replace("torch.", ""),
         "runtime": model.runtime_in_use,
         "use_global": use_global,
-        "global_stage": route.stage if use_global else None,
-        "titled_fraction": round(route.titled_fraction, 4),
-        "route": {**dataclasses.asdict(route), "describe": route.describe()},
+        "global_stage": "global" if use_global else None,
+        "graph_gate": gate if use_global else None,
+        "titled_fraction": round(titled_fraction(enc.passages), 4),
         "graph": dataclasses.asdict(gcfg),
-        "score": dataclasses.asdict(model.config.score),
-        "lexical_weight": route.lexical_weight,
+        "score": dataclasses.asdict(sc),
+        "calibration": [sc.calibration_a, sc.calibration_b],
         "passage_head": head,
         "num_nodes": int(data.num_nodes),
         "edge_counts": edge_counts(data),

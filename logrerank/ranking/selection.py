@@ -107,13 +107,18 @@ def select_order(
     return [plain[j] for j in picked] + [plain[j] for j in range(n) if j not in chosen]
 
 
-def apply_selection(ranking: Ranking, vectors: Tensor | None, cfg: ScoreConfig) -> Ranking:
+def apply_selection(
+    ranking: Ranking, vectors: Tensor | None, cfg: ScoreConfig, raw: Tensor | None = None
+) -> Ranking:
     """Re-order ``ranking.sentences`` by :func:`select_order` (in place; returns it).
 
     Args:
         ranking: a sentence ranking in score order.
         vectors: ``[N, d]`` sentence vectors indexed by node id (``Encoded.h``), or None.
         cfg: the ``select_*`` knobs (decay, margin, redundancy, depth, free, keep).
+        raw: ``[N]`` the scores the selection reads, indexed by node id (the uncalibrated
+            ``sigmoid(f)`` when the shown scores are calibrated); None = each sentence's
+            ``score``.
 
     Scores and the passage order stay as they are. Each sentence's ``extra["score_rank"]`` keeps
     its rank in the score order; ``rank`` becomes its selected rank and ``sentence_order``
@@ -123,7 +128,7 @@ def apply_selection(ranking: Ranking, vectors: Tensor | None, cfg: ScoreConfig) 
     sents = ranking.sentences
     if not sents or not selection_active(cfg):
         return ranking
-    order = _order(sents, vectors, cfg)
+    order = _order(sents, vectors, cfg, raw)
     for s in sents:
         s.extra = {**s.extra, "score_rank": s.rank}
     ranking.sentences = [sents[i] for i in order]
@@ -133,11 +138,19 @@ def apply_selection(ranking: Ranking, vectors: Tensor | None, cfg: ScoreConfig) 
     return ranking
 
 
-def _order(sents: list, vectors: Tensor | None, cfg: ScoreConfig) -> list[int]:
-    """:func:`select_order` of sentences in score order, with the ``select_*`` knobs of ``cfg``."""
-    vecs = None if vectors is None else vectors[torch.tensor([s.node for s in sents])]
+def _order(
+    sents: list, vectors: Tensor | None, cfg: ScoreConfig, raw: Tensor | None = None
+) -> list[int]:
+    """:func:`select_order` of sentences in score order, with the ``select_*`` knobs of ``cfg``
+    (on the ``raw`` scores by node id when given, else on each sentence's ``score``)."""
+    nodes = torch.tensor([s.node for s in sents])
+    vecs = None if vectors is None else vectors[nodes]
+    if raw is not None:
+        z = raw.detach().double().cpu()[nodes]
+    else:
+        z = torch.tensor([s.score for s in sents], dtype=torch.double)
     return select_order(
-        torch.tensor([s.score for s in sents], dtype=torch.double),
+        z,
         torch.tensor([s.passage_idx for s in sents], dtype=torch.long),
         vecs,
         cfg.select_decay,
@@ -149,15 +162,18 @@ def _order(sents: list, vectors: Tensor | None, cfg: ScoreConfig) -> list[int]:
     )
 
 
-def selected_sentences(sents: list, vectors: Tensor | None, cfg: ScoreConfig) -> list:
+def selected_sentences(
+    sents: list, vectors: Tensor | None, cfg: ScoreConfig, raw: Tensor | None = None
+) -> list:
     """The sentences (in score order) in selected order, as a new list; nothing is modified.
 
     What the structured context reads when the sentence ranking itself stays in score order
-    (``select_ranking`` off). Settings that select nothing give the list as it is.
+    (``select_ranking`` off). Settings that select nothing give the list as it is; ``raw`` as
+    in :func:`apply_selection`.
     """
     if not sents or not selection_active(cfg):
         return list(sents)
-    return [sents[i] for i in _order(sents, vectors, cfg)]
+    return [sents[i] for i in _order(sents, vectors, cfg, raw)]
 
 
 def order_note(ranking: Ranking) -> str:

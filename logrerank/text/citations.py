@@ -2,7 +2,8 @@
 
 A query that carries a citation marker is a *citing sentence* (a citance): it points at one
 paper and wants the span of that paper it cites, not the evidence a question asks for. The
-routing of paper pools uses it (:func:`logrerank.ranking.routing.pool_route`).
+global stage's gate reads it as one of its pool features
+(:func:`logrerank.graph.pool_features.pool_features`).
 
 Three marker forms are recognised (author-year parenthetical, author-year narrative, numeric):
 

@@ -110,7 +110,7 @@ def test_headers_name_the_twin_and_the_ablation(page):
     wait_status(page, "compared with: the cross-encoder twin and BM25")  # after the headline
     page.get_by_label("typed relations").uncheck()
     log, ce = "LoG without typed relations", "cross-encoder twin"
-    status = wait_status(page, log)  # the headline names the ablation whatever the route
+    status = wait_status(page, log)  # the headline names the ablation whatever the graph share
     assert "Ranking: " in status and f"compared with: the {ce} and BM25" in status
     assert "transformer passes this session: 1" in status
     page.evaluate("document.getElementById('results').scrollIntoView({block: 'start'})")

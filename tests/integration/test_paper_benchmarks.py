@@ -90,7 +90,7 @@ def test_scisumm_counts_and_pools(data_root: Path, tmp_path: Path) -> None:
 @pytest.mark.data
 def test_scholarqa_counts_and_pools(tmp_path: Path) -> None:
     """ScholarQA-Multi: 108 expert questions, pools of 50 over the cited passages holding every
-    gold passage, titled by paper titles (so LoG routes them as paper pools)."""
+    gold passage, titled by paper titles."""
     root = default_data_root()
     if not (root / "scholarqabench" / "scholarqa_multi" / "human_answers.json").is_file():
         pytest.skip(f"scholarqabench/scholarqa_multi not found under {root}")

@@ -185,8 +185,10 @@ def test_answer_numbers_from_1_with_numbers_and_says_what_ranked(client) -> None
             for k in ("overlap_at_5", "overlap_at_10", "kendall_tau")
         )
     pool = out["pool"]
-    assert pool["headline"].startswith("Ranking: ") and "graph_weight" in pool
-    assert pool["graph_effect"] in ("switched off", "weight 0", "no change", "changed order")
+    assert pool["headline"].startswith("Ranking: ") and 0.0 <= pool["graph_weight"] <= 1.0
+    assert pool["graph_gate"] is None or isinstance(pool["graph_gate"], float)
+    assert pool["graph_effect"] in ("switched off", "graph share ~0", "no change", "changed order")
+    assert not {"route", "pool_kind"} & set(pool)
     assert "count from 1" in out["numbering"]
 
 

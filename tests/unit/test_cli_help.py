@@ -29,7 +29,8 @@ def test_version(capsys) -> None:
 def test_help_lists_every_command_with_a_line(capsys, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     commands = _commands()
-    assert {"rerank", "rerank-batch", "eval", "train", "app", "citing-stage"} <= set(commands)
+    assert {"rerank", "rerank-batch", "eval", "train", "app", "tune-score"} <= set(commands)
+    assert not {"citing-stage", "ensemble-stage"} & set(commands)  # removed with the routing
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     out = capsys.readouterr().out

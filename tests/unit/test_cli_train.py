@@ -136,28 +136,8 @@ def test_tune_ce_prior_is_a_logrerank_subcommand(capsys):
     assert "cannot read cross-encoder training config" in capsys.readouterr().err
 
 
-def test_tune_score_paper_route_reads_the_given_encoding_folder(monkeypatch, tmp_path):
-    """A checkpoint with its own local stage needs its own cache folder: --encodings is passed
-    through to route_tuning (default runs/enc when absent)."""
-    from logrerank.training.log import route_tuning
-
-    seen = []
-
-    def fake(checkpoint, write=True, command="", **kw):
-        seen.append((kw.get("cache_dir"), kw["threads"]))
-        return {"chosen": {}}
-
-    monkeypatch.setattr(route_tuning, "tune_paper_route", fake)
-    (tmp_path / "config.json").write_text("{}")
-    argv = ["tune-score", "--checkpoint", str(tmp_path), "--paper-route", "--dry-run"]
-    assert cli.main(argv + ["--encodings", "runs/enc-other", "--threads", "2"]) == 0
-    assert cli.main(argv) == 0
-    assert seen == [("runs/enc-other", 2), (None, 1)]  # one thread unless asked
-    assert cli.main(argv + ["--threads", "0"]) == 2
-
-
-def test_tune_score_untitled_head_goes_with_lexical(monkeypatch, tmp_path, capsys):
-    """--untitled-head asks tune_lexical for the joint choice; without --lexical it is refused."""
+def test_tune_score_lexical_and_no_route_flags(monkeypatch, tmp_path, capsys):
+    """--lexical asks tune_lexical; the route flags are gone with the routing."""
     from logrerank.training.log import score_tuning
 
     seen = []
@@ -169,8 +149,9 @@ def test_tune_score_untitled_head_goes_with_lexical(monkeypatch, tmp_path, capsy
     monkeypatch.setattr(score_tuning, "tune_lexical", fake)
     (tmp_path / "config.json").write_text("{}")
     argv = ["tune-score", "--checkpoint", str(tmp_path), "--dry-run"]
-    assert cli.main(argv + ["--lexical", "--untitled-head"]) == 0
     assert cli.main(argv + ["--lexical"]) == 0
-    assert seen == [{"untitled_head": True}, {}]
-    assert cli.main(argv + ["--untitled-head"]) == 2
-    assert "--untitled-head goes with --lexical" in capsys.readouterr().err
+    assert seen == [{}]
+    for gone in ("--paper-route", "--untitled-route", "--untitled-head"):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(argv + [gone])
+        assert exc.value.code == 2 and gone in capsys.readouterr().err

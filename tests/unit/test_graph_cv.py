@@ -86,14 +86,14 @@ def test_nolinks_and_nolex_switches(linked_model):
     assert full.context is not None
 
 
-def test_shared_terms_gated_by_titled_fraction(make_tiny_model):
-    gated = dict(LINKED, graph=GraphConfig(shared_terms=True, term_idf=0.5, term_min_titled=0.9))
-    model = make_tiny_model(**gated)
+def test_shared_terms_do_not_depend_on_titles(make_tiny_model):
+    """Shared-term edges are built whenever graph.shared_terms is on, titled or not."""
+    model = make_tiny_model(**dict(LINKED, graph=GraphConfig(shared_terms=True, term_idf=0.5)))
     untitled = [{"title": "", "text": p["text"]} for p in PASSAGES]
-    assert model.rerank(QUERY, untitled).info["edge_counts"]["shared-term"] == 0
-    assert model.rerank(QUERY, PASSAGES).info["edge_counts"]["shared-term"] == 0  # 3/4 < 0.9
-    open_ = make_tiny_model(**dict(gated, graph=GraphConfig(shared_terms=True, term_idf=0.5)))
-    assert open_.rerank(QUERY, untitled).info["edge_counts"]["shared-term"] > 0
+    assert model.rerank(QUERY, untitled).info["edge_counts"]["shared-term"] > 0
+    assert model.rerank(QUERY, PASSAGES).info["edge_counts"]["shared-term"] > 0
+    with pytest.raises(ConfigError, match="term_min_titled"):
+        GraphConfig.from_dict({"term_min_titled": 0.5})
 
 
 def test_rankers_registered():
@@ -115,15 +115,6 @@ def test_cv_config_types_and_overrides(tmp_path):
         GraphCVConfig().override(["nope=1"])
     assert GraphCVConfig().digest() == GraphCVConfig().override(["seeds=[7]"]).digest()
     assert GraphCVConfig().digest() != GraphCVConfig().override(["epochs=2"]).digest()
-
-
-def test_cv_members_name_their_own_cv_work():
-    """An ensemble CV (``cv_members``) is cached apart from the single-seed CV; an empty list
-    keeps the digest of the runs from before the field existed."""
-    single = GraphCVConfig()
-    ens = GraphCVConfig().override(["cv_members=[13,14,15]"])
-    assert ens.cv_members == [13, 14, 15] and ens.digest() != single.digest()
-    assert GraphCVConfig().override(["cv_members=[]"]).digest() == single.digest()
 
 
 def test_cv_config_is_named_by_its_stage_field():
@@ -195,8 +186,10 @@ def test_scientific_aux_sources_extra_slices_and_score_overrides():
     for bad in ('["scisumm:train:20"]', '["pubmedqa:train:20:0"]', '["scisumm:train:x:0"]'):
         with pytest.raises(ConfigError):
             GraphCVConfig().override([f"aux_extra={bad}"])
-    scored = GraphCVConfig().override(['model={"score": {"paper_global_weight": 0.5}}'])
-    assert scored.model == {"score": {"paper_global_weight": 0.5}}
+    scored = GraphCVConfig().override(['model={"score": {"passage_weight": 0.5}}'])
+    assert scored.model == {"score": {"passage_weight": 0.5}}
+    with pytest.raises(ConfigError):  # a removed route field is refused
+        GraphCVConfig().override(['model={"score": {"paper_global_weight": 0.5}}'])
     with pytest.raises(ConfigError, match="sections"):
         GraphCVConfig().override(['model={"local": {}}'])
 

@@ -92,6 +92,15 @@ def test_model_with_head_saves_loads_and_reranks(make_tiny_model, tmp_path):
     again = LoGReranker.from_pretrained(folder).rerank(q, PASSAGES)
     assert again.passage_order() == with_head.passage_order()
     assert [p.score for p in again.passages_ranked] == pytest.approx(scores, abs=1e-6)
+    model.config.score.calibration_a, model.config.score.calibration_b = 0.5, -1.0
+    try:  # a calibrated head: sigmoid(a s + b) of its logits s, in the same order
+        cal = model.rerank(q, PASSAGES)
+    finally:
+        model.config.score.calibration_a, model.config.score.calibration_b = 1.0, 0.0
+    assert cal.passage_order() == with_head.passage_order()
+    for p, raw in zip(cal.passages_ranked, with_head.passages_ranked):
+        s = torch.logit(torch.tensor(raw.score, dtype=torch.float64))
+        assert p.score == pytest.approx(float(torch.sigmoid(0.5 * s - 1.0)), abs=1e-6)
 
 
 def test_training_pieces_learn_on_a_toy_pool(make_tiny_model):

@@ -456,7 +456,7 @@ def test_large_final_logits_keep_their_order_in_the_scores(tiny_model, monkeypat
         n = enc.local_logits.numel()
         return 17.0 + torch.arange(n, dtype=torch.float32).flip(0) * (13.0 / max(1, n - 1))
 
-    monkeypatch.setattr(pipeline, "routed_logits", large)
+    monkeypatch.setattr(pipeline, "final_logits", large)
     r = tiny_model.rerank(QUERY, PASSAGES)
     got = [s.score for s in sorted(r.sentences, key=lambda s: s.node)]
     assert torch.sigmoid(torch.tensor(17.0)).item() == 1.0  # what float32 would have shown

@@ -177,10 +177,12 @@ def test_cli_tune_score_lexical_dry_run_and_write(
     argv = ["tune-score", "--checkpoint", str(ckpt), "--lexical", "--cache", str(tmp_path / "r")]
     assert main([*argv, "--dry-run"]) == 0
     dry = json.loads(capsys.readouterr().out)
-    assert dry["written"] is None and dry["selection_queries"] == 1
+    assert dry["written"] is None  # chosen on both selection sets: the weight serves every pool
+    assert dry["selection_queries"] == {"select-scifact": 2, "select-citint": 1}
     assert set(dry["grid"]) == {str(w) for w in score_tuning.LEXICAL_WEIGHTS}
     assert read_meta(Path(ckpt)) == before
-    assert (tmp_path / "r" / "select-citint.json").exists()  # the rows tune-score caches
+    for name in score_tuning.SELECT:  # the rows tune-score caches
+        assert (tmp_path / "r" / f"{name}.json").exists()
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     score = json.loads((Path(ckpt) / "config.json").read_text())["model"]["score"]

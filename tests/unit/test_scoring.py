@@ -82,7 +82,7 @@ def test_pipeline_applies_the_score_config(make_tiny_model) -> None:
         "merge_duplicates": False,
         "passage_weight": 0.0,
     }
-    assert plain.info["score"]["paper_global_weight"] == 1.0  # the paper route is off by default
+    assert plain.info["calibration"] == [1.0, 0.0]  # no calibration by default
     model.config.score = ScoreConfig(merge_duplicates=True, passage_weight=0.5)
     try:
         adj = model.rank_encoded(enc)
@@ -154,20 +154,66 @@ def test_head_weight_zero_gives_the_prior_ranking(
         assert v == pytest.approx(float(enc.prior_logits[n]), abs=1e-4)
 
 
-def test_untitled_head_weight_gives_the_prior_ranking_on_untitled_pools_only(
-    tokenizer, make_tiny_encoder, tiny_config
-) -> None:
-    """Isolated mode: untitled_head_weight = 0 shrinks untitled pools to the prior; a titled pool
-    keeps head_weight (1 = the trained local logits)."""
-    model = _isolated_model(tokenizer, make_tiny_encoder, tiny_config)
-    model.config.score = ScoreConfig(head_weight=1.0, untitled_head_weight=0.0)
+def test_lexical_prior_applies_to_every_pool(make_tiny_model) -> None:
+    """score.lexical_weight adds w x passage BM25 to the final logits of titled and untitled
+    pools alike (no titled-share threshold)."""
+    from logrerank.text.lexical import pool_lexical
+
+    model = make_tiny_model()
     texts = ["Aspirin thins blood. It lowers heart attack risk.", "Paris is mild. Rain falls."]
-    for titled in (False, True):
-        passages = [{"title": "Aspirin" if titled else "", "text": t} for t in texts]
-        enc = model.encode("aspirin and heart attacks", passages)
-        r = model.rank_encoded(enc, use_global=False)
-        want = enc.local_logits if titled else enc.prior_logits
-        for s in r.sentences:
-            logit = math.log(s.score / (1 - s.score))
-            assert logit == pytest.approx(float(want[s.node]), abs=1e-4)
-        assert r.info["route"]["head_weight"] == (1.0 if titled else 0.0)
+    try:
+        for titled in (False, True):
+            passages = [{"title": "Aspirin" if titled else "", "text": t} for t in texts]
+            enc = model.encode("aspirin and heart attacks", passages)
+            model.config.score = ScoreConfig()
+            plain = {s.node: s.score for s in model.rank_encoded(enc).sentences}
+            model.config.score = ScoreConfig(lexical_weight=2.0)
+            lexed = model.rank_encoded(enc)
+            bm25 = pool_lexical(enc)[:, 1]
+            assert float(bm25.max()) > 0  # the prior adds something here
+            for s in lexed.sentences:
+                want = math.log(plain[s.node] / (1 - plain[s.node])) + 2.0 * float(bm25[s.node])
+                assert math.log(s.score / (1 - s.score)) == pytest.approx(want, abs=1e-4)
+            assert "route" not in lexed.info and "lexical_weight" not in lexed.info
+    finally:
+        model.config.score = ScoreConfig()
+
+
+def test_calibration_changes_the_shown_scores_not_the_order(make_tiny_model) -> None:
+    """score.calibration_a/b: shown = sigmoid(a x final logit + b); the sentence, passage and
+    context orders and the raw local / global columns are unchanged; a <= 0 is refused."""
+    model = make_tiny_model()
+    passages = [
+        "Aspirin lowers the risk of heart attack. It thins blood.",
+        "Statins lower cholesterol. Aspirin was not tested.",
+        "Paris is mild in spring. Rain falls in autumn.",
+    ]
+    enc = model.encode("does aspirin prevent heart attacks", passages)
+    for select_ranking in (False, True):
+        model.config.score = ScoreConfig(select_ranking=select_ranking)
+        plain = model.rank_encoded(enc)
+        model.config.score = ScoreConfig(
+            calibration_a=0.25, calibration_b=-2.0, select_ranking=select_ranking
+        )
+        try:
+            cal = model.rank_encoded(enc)
+        finally:
+            model.config.score = ScoreConfig()
+        assert [s.node for s in cal.sentences] == [s.node for s in plain.sentences]
+        assert cal.passage_order() == plain.passage_order()
+        units = [[u["node"] for u in r.context["units"]] for r in (plain, cal)]
+        assert units[0] == units[1]
+        raw = plain.sentence_by_node()
+        for s in cal.sentences:
+            f = math.log(raw[s.node].score / (1 - raw[s.node].score))
+            assert s.score == pytest.approx(1 / (1 + math.exp(-(0.25 * f - 2.0))), abs=1e-9)
+            assert (s.local_score, s.global_score) == (
+                raw[s.node].local_score,
+                raw[s.node].global_score,
+            )
+        assert cal.info["calibration"] == [0.25, -2.0]
+    for a in (0.0, -1.0, float("nan")):
+        with pytest.raises(ConfigError, match="calibration_a"):
+            LoGConfig(score=ScoreConfig(calibration_a=a)).validate()
+    with pytest.raises(ConfigError, match="calibration_b"):
+        LoGConfig(score=ScoreConfig(calibration_b=float("inf"))).validate()

@@ -183,9 +183,8 @@ def test_global_pool_loss_every_mode_trains_the_graph(make_tiny_model, mode):
 
 
 def test_training_records_follow_the_stages_a_checkpoint_carries(tmp_path):
-    """A warm-started stage 1 keeps the init's records of the stages it carries, and a final
-    multi-passage checkpoint built on that finds stage 1's record under ``training`` and the
-    single-passage stage's under ``training_single``."""
+    """A warm-started stage 1 keeps the init's record of the global stage it carries, and a
+    final checkpoint built on that finds stage 1's record under ``training``."""
     from logrerank.training.log.graph_cv import _provenance
     from logrerank.training.log.graph_cv_config import GraphCVConfig
 
@@ -196,29 +195,13 @@ def test_training_records_follow_the_stages_a_checkpoint_carries(tmp_path):
         (folder / "model.safetensors").write_bytes(b"")  # only config.json is read here
         return str(folder)
 
-    single, multi, local = (
-        {"stage": "global", "n": 1},
-        {"stage": "global", "n": 2},
-        {"stage": "local"},
-    )
-    bundled = write(
-        tmp_path / "bundled", training=multi, training_local=local, training_single=single
-    )
-    assert ls._carried_records(bundled) == {"training_single": single, "training_global": multi}
+    multi, local = {"stage": "global", "n": 2}, {"stage": "local"}
+    bundled = write(tmp_path / "bundled", training=multi, training_local=local)
+    assert ls._carried_records(bundled) == {"training_global": multi}
     assert ls._carried_records(None) == {}
-    warm = write(tmp_path / "warm", training={"stage": "local", "n": 3}, training_single=single)
-    cfg = GraphCVConfig(init=warm)
-    assert _provenance(cfg, single=object()) == {
-        "training_local": {"stage": "local", "n": 3},
-        "training_single": single,
-    }
-    assert _provenance(cfg, single=None) == {"training_local": {"stage": "local", "n": 3}}
-    # an init from `train global` (the single-passage stage's own record under `training`)
-    routed = write(tmp_path / "routed", training=single, training_local=local)
-    assert _provenance(GraphCVConfig(init=routed), single=object()) == {
-        "training_local": local,
-        "training_single": single,
-    }
+    warm = write(tmp_path / "warm", training={"stage": "local", "n": 3})
+    assert _provenance(GraphCVConfig(init=warm)) == {"training_local": {"stage": "local", "n": 3}}
+    assert _provenance(GraphCVConfig(init=bundled)) == {"training_local": local}
 
 
 def test_global_stage_reuses_cached_pool_encodings(make_tiny_model, tmp_path, monkeypatch):

@@ -1,5 +1,6 @@
 """How a pool was treated (logrerank.ranking.treatment): the "what ranked" headline of the app,
-the API and the CLI says "local scores only" when the graph changed nothing."""
+the API and the CLI names the graph's learned share and says "local scores only" when the graph
+changed nothing."""
 
 from __future__ import annotations
 
@@ -8,46 +9,72 @@ from logrerank.ranking.treatment import headline, pool_treatment
 from logrerank.types import Passage, Ranking, ScoredSentence
 
 
-def _ranking(route: dict | None, use_global: bool = True, stage: str = "multi-passage") -> Ranking:
+def _ranking(
+    gate: float | None = 0.62, use_global: bool = True, lexical_weight: float = 0.0
+) -> Ranking:
     sents = [
         ScoredSentence(n, 0, n, f"Sentence {n}.", 0, 12, score=0.9 - 0.1 * n, rank=n + 1)
         for n in range(3)
     ]
-    info = {"use_global": use_global, "global_stage": stage if use_global else None}
-    if route is not None:
-        info["route"] = {"titled_fraction": 1.0, "lexical_max_titled": 0.5, **route}
+    info = {
+        "use_global": use_global,
+        "global_stage": "global" if use_global else None,
+        "graph_gate": gate if use_global else None,
+        "titled_fraction": 0.5,
+        "score": {"lexical_weight": lexical_weight},
+    }
     return Ranking("q", [Passage("x")], "log", sents, info=info)
 
 
-def test_graph_weight_zero_is_local_scores_only() -> None:
-    r = _ranking({"titled_fraction": 0.0, "global_weight": 0.0, "lexical_weight": 0.3})
-    t = pool_treatment(r, [0, 1, 2])
-    assert t["graph_effect"] == "weight 0" and t["pool_kind"] == "untitled pools"
-    line = headline(t)
-    assert line.startswith("Ranking: local scores only + lexical prior w 0.3 (graph weight 0 ")
-    assert "untitled pools" in line and "LoG" not in line
+def test_a_moving_graph_is_named_with_its_learned_share() -> None:
+    t = pool_treatment(_ranking(0.62), [2, 1, 0])
+    assert t["graph_effect"] == "changed order" and t["graph_moved"] == 2
+    assert t["graph_weight"] == t["graph_gate"] == 0.62 and t["global_stage"] == "global"
+    assert t["titled_fraction"] == 0.5 and t["priors"] == []
+    assert set(t) == {
+        "global_stage", "graph_weight", "graph_gate", "titled_fraction", "priors",
+        "graph_moved", "graph_effect",
+    }  # fmt: skip
+    assert headline(t, n_sentences=3) == (
+        "Ranking: LoG (graph share 0.62, learned from the pool; the graph moved 2 of 3 sentences)"
+    )
+    unknown = pool_treatment(_ranking(0.62))
+    assert unknown["graph_moved"] is None
+    assert headline(unknown) == "Ranking: LoG (graph share 0.62, learned from the pool)"
 
 
 def test_switched_off_and_unmoved_orders_say_so() -> None:
-    off = pool_treatment(_ranking({"global_weight": 1.0}, use_global=False), [0, 1, 2])
+    off = pool_treatment(_ranking(use_global=False), [0, 1, 2])
     assert off["graph_effect"] == "switched off" and off["graph_weight"] == 0.0
+    assert off["graph_gate"] is None and off["global_stage"] is None
+    assert headline(off) == "Ranking: local scores only (LoG: the graph stage is switched off)"
     assert headline(off, "LoG (local only)").startswith("Ranking: local scores only (LoG (local")
-    same = pool_treatment(_ranking({"global_weight": 1.0}), [0, 1, 2])
+    same = pool_treatment(_ranking(0.31), [0, 1, 2])
     assert same["graph_effect"] == "no change" and same["graph_moved"] == 0
-    assert "the same order as local scores only" in headline(same)
-
-
-def test_a_moving_graph_is_named_with_stage_and_weight() -> None:
-    t = pool_treatment(
-        _ranking({"global_weight": 0.5, "paper": True}, stage="single-passage"), [2, 1, 0]
+    assert headline(same) == (
+        "Ranking: LoG, the same order as local scores only (graph share 0.31: the graph moved "
+        "no sentence)"
     )
-    assert t["graph_effect"] == "changed order" and t["graph_moved"] == 2
+
+
+def test_a_gate_near_zero_leaves_local_scores_to_decide() -> None:
+    t = pool_treatment(_ranking(0.01, lexical_weight=0.3), [2, 1, 0])
+    assert t["graph_effect"] == "graph share ~0" and t["graph_weight"] == 0.01
+    assert t["priors"] == ["lexical prior w 0.3"]
+    line = headline(t)
+    assert line == (
+        "Ranking: local scores only + lexical prior w 0.3 (graph share 0.01, learned from the "
+        "pool: local scores decide)"
+    )
+    assert "LoG without links" in headline(t, "LoG without links")  # an ablation is named
+
+
+def test_a_stage_without_a_gate_counts_the_graph_fully() -> None:
+    t = pool_treatment(_ranking(None), [1, 0, 2])
+    assert t["graph_weight"] == 1.0 and t["graph_gate"] is None
     assert headline(t, n_sentences=3) == (
-        "Ranking: LoG (single-passage global stage, graph weight 0.5; the graph stage moved 2 of "
-        "3 sentences)"
+        "Ranking: LoG (graph share 1, no gate; the graph moved 2 of 3 sentences)"
     )
-    unknown = pool_treatment(_ranking({"global_weight": 1.0}))
-    assert unknown["graph_moved"] is None and "graph weight 1" in headline(unknown)
 
 
 def test_cli_text_names_the_treatment(tiny_model) -> None:
@@ -59,4 +86,4 @@ def test_cli_text_names_the_treatment(tiny_model) -> None:
     assert second == headline(pool_treatment(ranking, local), "LoG", len(ranking.sentences))
     assert second.startswith("Ranking: ")
     plain = format_ranking(Ranking("q", [], "bm25"))
-    assert "Ranking: " not in plain  # no route recorded (not a LoG ranking): no headline
+    assert "Ranking: " not in plain  # no gate recorded (not a LoG ranking): no headline

@@ -429,26 +429,20 @@ def test_explain_says_what_a_mentions_edge_means():
     )
 
 
-def test_explain_shows_the_dense_priors_a_sentence_carries():
-    """A paper pool's dense passage prior (on its passage) and titled-sentence prior (on the
-    sentence) appear in the explain table as the logit added and the cosine; absent otherwise."""
+def test_explain_shows_the_graph_share_of_the_pool():
+    """The explain table names the pool's learned graph share where the stage has a gate, and
+    has no row for it otherwise (and no dense-prior rows: the priors are gone)."""
     from logrerank.app import explain_view
 
     r = _hand_ranking([(2, 0, "mentions")])
     target = r.sentence_by_node()[0]
-    assert "prior" not in explain_view.prior_rows(target, r)
-    passage = next(p for p in r.passages_ranked if p.passage_idx == target.passage_idx)
-    passage.extra.update(dense_prior=0.5, dense_term=2.5)
-    target.extra.update(title_sentence_prior=0.25, title_sentence_term=0.5)
-    rows = explain_view.prior_rows(target, r)
-    assert (
-        "dense passage prior (title + passage)</td><td>+2.500 to the logit (cosine 0.500)" in rows
-    )
-    assert (
-        "titled-sentence prior (title + sentence)</td><td>+0.500 to the logit (cosine 0.250)"
-        in rows
-    )
-    assert rows in explain_view.explain_html(target, r, [], [], None)
+    r.info = {**(r.info or {}), "graph_gate": None}
+    assert "graph share" not in explain_view._share_row(r)
+    r.info["graph_gate"] = 0.25
+    row = explain_view._share_row(r)
+    assert "graph share (learned gate of this pool)" in row and "0.25" in row and "25 %" in row
+    assert not hasattr(explain_view, "prior_rows")
+    assert target.node == 0
 
 
 def test_large_pool_graph_shows_top_sentences_grouped_by_passage(backend):

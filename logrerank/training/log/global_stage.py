@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ...config import LoGConfig, SingleStageConfig
+from ...config import LoGConfig
 from ...data.schema import Example, example_passages
 from ...jsonconfig import deep_merge
 from ...log_checkpoint import read_meta
@@ -246,20 +246,6 @@ def evaluate_encoded(model, examples: list[Example], encs: list, **switches) -> 
     return score_rankings(examples, (model.rank_encoded(enc, **switches) for enc in encs))
 
 
-def unroute(model) -> None:
-    """Make a routed model (two global stages, :mod:`logrerank.ranking.routing`) a one-stage
-    model whose global stage is its single-passage stage, in place: this stage trains the
-    single-passage stage (the routed model's multi-passage stage is trained by
-    :mod:`logrerank.training.log.graph_cv`). An unrouted model is left as it is."""
-    if model.global_single is None:
-        return
-    single = model.config.single
-    model.config.graph, model.config.global_ = single.graph, single.global_
-    model.global_model, model.global_single = model.global_single, None
-    model.config.single = SingleStageConfig()
-    model.config.validate()
-
-
 def prepare_global(cfg: TrainConfig, log=sys.stdout):
     """Load the frozen stage-1 model, encode train and held-out pools, calibrate tau_sim."""
     from ...pipeline import LoGReranker
@@ -267,7 +253,6 @@ def prepare_global(cfg: TrainConfig, log=sys.stdout):
 
     t_start = time.perf_counter()
     model = LoGReranker.from_pretrained(cfg.init)
-    unroute(model)
     if cfg.model:
         merged = LoGConfig.from_dict(deep_merge(model.config.to_dict(), cfg.model))
         model.config.graph, model.config.global_ = merged.graph, merged.global_

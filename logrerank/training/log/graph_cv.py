@@ -17,17 +17,11 @@ graph stage, on the same graph inputs as inference (:func:`logrerank.graph.input
 * :func:`run_dev_eval`: SciFact dev / Citation-Integrity dev (the cached pools) for every seed's
   checkpoint and its ablations.
 
-With ``paper_priors`` the loss of a paper pool reads the graph stage's logits plus the priors
-its route adds at inference (:func:`pool_priors`: the lexical, dense passage and titled-sentence
-terms of :mod:`logrerank.ranking.dense_prior` at the init's weights), so the stage learns what
-those priors miss instead of what they already add (``configs/global-evinf-priors.json``).
-
 ``logrerank train global --config configs/global-multihop.json [--cv] [--final] [--eval]``.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import random
@@ -39,14 +33,11 @@ from typing import Any
 
 import torch
 
-from ...config import LoGConfig, SingleStageConfig
+from ...config import LoGConfig
 from ...data.schema import Example
-from ...graph.ensemble import GlobalEnsemble
-from ...graph.inputs import graph_inputs
-from ...ranking.dense_prior import load_kept, route_prior, save_kept
+from ...data.titles import cut_title
+from ...graph.inputs import graph_inputs, stage_pool
 from ...ranking.losses import softmax_pool_loss
-from ...ranking.results import prior_terms
-from ...ranking.routing import pool_route
 from ...ranking.scoring import apply_adjustments
 from ..cv import (
     baseline_rows,
@@ -61,6 +52,7 @@ from ..loop import TrainLoop, make_optimizer
 from .encode_cache import cached_prefix, encode_cached
 from .global_stage import aligned_targets, node_grades
 from .graph_cv_config import MULTI_HOP_SOURCES, GraphCVConfig
+from .score_calibration import calibrate
 
 ABLATIONS = {
     "log": {},
@@ -117,14 +109,8 @@ def with_new_graph(model, cfg: GraphCVConfig, seed: int):
     for section, values in cfg.model.items():  # per-field overrides of each section
         base[section] = {**base[section], **values}
     merged = LoGConfig.from_dict(base)
-    # one fresh stage, stored in float32, whatever the init was (a seed ensemble is built later)
-    merged.global_ = dataclasses.replace(
-        merged.global_, members=1, citing_members=1, store_half=False
-    )
     model.config.graph, model.config.global_ = merged.graph, merged.global_
     model.config.score = merged.score
-    # one fresh multi-passage stage serves every pool: an init's citing stage is not carried
-    model.config.score.citance_stage, model.global_citing = False, None
     model.config.validate()
     torch.manual_seed(seed)
     model.global_model = GlobalReranker(model.local.hidden_size, model.config.global_)
@@ -132,32 +118,30 @@ def with_new_graph(model, cfg: GraphCVConfig, seed: int):
     return model
 
 
-def single_stage_of(model, min_titled: float):
-    """``(SingleStageConfig, module)``: the global stage of ``model`` kept as the single-passage
-    stage of a routed model (its own single-passage stage when it is routed already)."""
-    c = model.config
-    if model.global_single is not None:
-        graph, glob, module = c.single.graph, c.single.global_, model.global_single
-    else:
-        graph, glob, module = c.graph, c.global_, model.global_model
-    stage = SingleStageConfig(min_titled, copy.deepcopy(graph), copy.deepcopy(glob)).check()
-    return stage, copy.deepcopy(module).eval()
-
-
-def attach_single_stage(model, single) -> None:
-    """Make ``model`` routed: ``single`` from :func:`single_stage_of` (None = unrouted)."""
-    if single is None:
-        model.config.single, model.global_single = SingleStageConfig(), None
-    else:
-        model.config.single, model.global_single = single[0], copy.deepcopy(single[1])
-    model.config.validate()
+def with_title_condition(enc, condition: str, cache: dict | None = None):
+    """``enc`` with its passages' titles under ``condition`` (:func:`logrerank.data.titles.cut_title`:
+    ``full``, ``first3``, ``none``). The local encoding does not read titles (sentence units), so
+    only the graph inputs change: the same cached tensors serve every condition (title
+    dropout). ``cache`` keeps one variant per (pool, condition) alive for the run."""
+    if condition == "full":
+        return enc
+    key = ("titles", id(enc), condition)
+    if cache is not None and key in cache:
+        return cache[key]
+    passages = [dataclasses.replace(p, title=cut_title(p.title, condition)) for p in enc.passages]
+    variant = dataclasses.replace(enc, passages=passages, lexical=None)
+    if cache is not None:
+        cache[key] = variant
+    return variant
 
 
 def pool_logits(model, enc, cache: dict) -> torch.Tensor:
-    """Global logits of one encoded pool (graph inputs cached per pool for the run)."""
+    """Global logits of one encoded pool (graph inputs and pool features cached per pool for
+    the run)."""
     if id(enc) not in cache:
-        cache[id(enc)] = graph_inputs(model.config, enc)
-    data, lexical = cache[id(enc)]
+        data, lexical = graph_inputs(model.config, enc)
+        cache[id(enc)] = data, lexical, stage_pool(model.global_model, enc, data)
+    data, lexical, pool = cache[id(enc)]
     out, _ = model.global_model(
         enc.h,
         enc.role_probs,
@@ -166,22 +150,9 @@ def pool_logits(model, enc, cache: dict) -> torch.Tensor:
         data.edge_type,
         lexical=lexical,
         passage_of=enc.passage_of,
+        pool=pool,
     )
     return out.logits
-
-
-def pool_priors(model, enc, cache: dict, citances: bool = True) -> torch.Tensor:
-    """``[N]`` the priors the pool's route adds to the graph stage's logits on a paper pool
-    (:func:`~logrerank.ranking.results.prior_terms`; zeros elsewhere, and on the pools of citing
-    sentences unless ``citances``), cached per pool for the run (the cosines come from the
-    model's :class:`~logrerank.ranking.dense_prior.DensePrior`)."""
-    key = ("priors", id(enc), citances)
-    if key not in cache:
-        route = pool_route(model.config, enc.passages, enc.query)
-        used = route.paper and (citances or not route.citance)
-        zeros = torch.zeros(enc.local_logits.numel())
-        cache[key] = prior_terms(enc, route, *route_prior(model, enc, route)) if used else zeros
-    return cache[key]
 
 
 def pool_loss(model, cfg: GraphCVConfig, ex: Example, enc, logits: torch.Tensor):
@@ -215,17 +186,14 @@ def fit(model, cfg: GraphCVConfig, pools: list[tuple[Example, Any]], seed: int, 
     order = [i for _ in range(cfg.epochs) for i in rng.sample(range(len(pools)), len(pools))]
     loop = TrainLoop(total, every=max(1, total // 5), out=log)
     cache: dict = {}
-    if cfg.paper_priors:  # the paper pools' cosines, kept beside the encodings
-        load_kept(model, cfg.cache_dir, log)
     model.global_model.train()
     for s in range(total):
         opt.zero_grad(set_to_none=True)
         acc = 0.0
         for k in range(cfg.grad_accum):
             ex, enc = pools[order[(s * cfg.grad_accum + k) % len(order)]]
+            enc = with_title_condition(enc, rng.choice(cfg.titles), cache)  # title dropout
             logits = pool_logits(model, enc, cache)
-            if cfg.paper_priors:
-                logits = logits + pool_priors(model, enc, cache, cfg.paper_priors_citances)
             loss = pool_loss(model, cfg, ex, enc, logits)
             if loss is None:
                 continue
@@ -240,16 +208,26 @@ def fit(model, cfg: GraphCVConfig, pools: list[tuple[Example, Any]], seed: int, 
     model.global_model.eval()
     for p in params:
         p.requires_grad = False
-    if cfg.paper_priors:
-        save_kept(model, cfg.cache_dir)
     return (time.perf_counter() - t0) / 60
+
+
+def oof_rows(model, cfg: GraphCVConfig, pools) -> list[dict[str, Any]]:
+    """Rows of ``model`` on held-out ``pools`` under every title condition of ``cfg.titles``
+    (sources of a cut condition are tagged ``<source>~<condition>``)."""
+    rows = []
+    for cond in dict.fromkeys(["full", *cfg.titles]):
+        scored = score_encoded(model, [(ex, with_title_condition(enc, cond)) for ex, enc in pools])
+        if cond != "full":
+            for r in scored:
+                r["source"] = f"{r['source']}~{cond}"
+        rows += scored
+    return rows
 
 
 def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
     """K-fold CV over the multi-hop questions; returns (and writes) the OOF summary."""
     torch.set_num_threads(cfg.threads)
     model = base_model(cfg)
-    load_kept(model, cfg.cache_dir, log)  # the paper pools' cosines: fold scoring reads them too
     mh = load_sets(model, cfg, cfg.multihop, "train", log)
     aux = load_sets(model, cfg, cfg.aux, "train", log, cfg.aux_offset)
     aux += load_extra(model, cfg, log)
@@ -274,14 +252,11 @@ def run_cv(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:
             continue
         train = [p for p, f in zip(mh, folds) if f != k] + aux
         test = [p for p, f in zip(mh, folds) if f == k]
-        m, members = 0.0, []
-        for seed in cfg.cv_members or [cfg.cv_seed]:
+        m = 0.0
+        for seed in [cfg.cv_seed]:
             with_new_graph(model, cfg, seed)
             m += fit(model, cfg, train, seed, log)
-            members.append(model.global_model)
-        if len(members) > 1:  # score the fold with the seed ensemble of its models
-            model.global_model = GlobalEnsemble.of(members)
-        rows = score_encoded(model, test)
+        rows = oof_rows(model, cfg, test)
         path.write_text(json.dumps({"rows": rows, "minutes": m}))
         oof, minutes = oof + rows, minutes + m
         brief = {s: v["P-ndcg@10"] for s, v in by_source(rows).items() if "/" not in s}
@@ -310,10 +285,8 @@ def _references(cfg, model, mh, path: Path) -> dict[str, list]:
     from ...pipeline import LoGReranker
 
     init = LoGReranker.from_pretrained(cfg.init, device="cpu")
-    load_kept(init, cfg.cache_dir)  # the same texts: embedded once, by whichever run came first
     refs = {"log-local": score_encoded(model, mh, use_global=False)}
     refs["log-init"] = score_encoded(init, mh)
-    save_kept(model, cfg.cache_dir), save_kept(init, cfg.cache_dir)
     refs |= baseline_rows(mh)
     path.write_text(json.dumps(refs))
     return refs
@@ -325,27 +298,28 @@ def seed_dir(cfg: GraphCVConfig, seed: int) -> Path:
 
 
 def run_final(cfg: GraphCVConfig, command: str = "", log=sys.stdout) -> dict[str, Any]:
-    """Train on all training questions, one model per seed, each saved as a checkpoint."""
+    """Train on all training questions, one model per seed, each calibrated on the
+    ``cfg.calibration`` pools (:mod:`~logrerank.training.log.score_calibration`) and saved as a
+    checkpoint. A seed whose checkpoint exists is not retrained; it is calibrated when it is
+    not yet (resumable)."""
     torch.set_num_threads(cfg.threads)
     model = base_model(cfg)
-    m_t = cfg.single_min_titled
-    single = single_stage_of(model, m_t) if m_t > 0 else None
     pools = load_sets(model, cfg, cfg.multihop, "train", log)
     pools += load_sets(model, cfg, cfg.aux, "train", log, cfg.aux_offset)
     pools += load_extra(model, cfg, log)
+    held = calibration_pools(model, cfg, log)
     local_weights = {k: v.clone() for k, v in model.local.state_dict().items()}
     done = {}
     for seed in cfg.seeds:
         out = seed_dir(cfg, seed)
         if (out / "model.safetensors").is_file():
-            _route_saved(out, single, log)
+            _calibrate_saved(out, held, log)
             print(f"seed {seed}: {out} exists, skipped", file=log, flush=True)
             continue
         with_new_graph(model, cfg, seed)
         m = fit(model, cfg, pools, seed, log)
         assert all(torch.equal(v, model.local.state_dict()[k]) for k, v in local_weights.items())
         model.config.trained = True
-        attach_single_stage(model, single)
         counts: dict[str, int] = {}
         for ex, _ in pools:
             counts[ex.meta["source"]] = counts.get(ex.meta["source"], 0) + 1
@@ -357,49 +331,52 @@ def run_final(cfg: GraphCVConfig, command: str = "", log=sys.stdout) -> dict[str
             "train_pools": counts,
             "train_minutes": round(m, 2),
         }
-        model.save_pretrained(out, extra={"training": training, **_provenance(cfg, single)})
+        if held:
+            training["calibration"] = calibrate(model, held)
+        model.save_pretrained(out, extra={"training": training, **_provenance(cfg)})
         done[seed] = round(m, 2)
         print(f"seed {seed}: trained in {m:.1f} min -> {out}", file=log, flush=True)
     return {"trained": done, "out": cfg.out}
 
 
-def _provenance(cfg: GraphCVConfig, single) -> dict[str, Any]:
-    """The init checkpoint's training records a final checkpoint keeps: its stage 1
-    (``training_local``) and, when routed, the single-passage stage's (``training_single``).
+def calibration_pools(model, cfg: GraphCVConfig, log=sys.stdout) -> list:
+    """The ``cfg.calibration`` pools (``source:split:limit:offset``, no training pool among
+    them), each in every title condition of ``cfg.titles``."""
+    out = []
+    for spec in cfg.calibration:
+        src, split, limit, offset = spec.split(":")
+        out += load_sets(model, cfg, {src: int(limit)}, split, log, {src: int(offset)})
+    conds = dict.fromkeys(["full", *cfg.titles])
+    return [(ex, with_title_condition(enc, c)) for ex, enc in out for c in conds]
 
-    An init fresh from ``logrerank train local`` keeps its stage-1 record under ``training``
-    (``stage: local``); one from ``train global`` keeps its global stage's there (``stage:
-    global``), which is the single-passage stage of a routed final checkpoint."""
+
+def _calibrate_saved(out: Path, held: list, log) -> None:
+    """Calibrate a saved final checkpoint that is not yet (its scores shown as they were)."""
+    from ...log_checkpoint import read_meta
+    from ...pipeline import LoGReranker
+
+    meta = read_meta(out)
+    training = dict(meta.get("training") or {})
+    if not held or "calibration" in training:
+        return
+    saved = LoGReranker.from_pretrained(out, device="cpu")
+    training["calibration"] = calibrate(saved, held)
+    extra = {k: v for k, v in meta.items() if k == "training_local"} | {"training": training}
+    saved.save_pretrained(out, extra=extra)
+    cal = training["calibration"]
+    print(f"{out}: calibrated a = {cal['a']:.4g}, b = {cal['b']:.4g}", file=log, flush=True)
+
+
+def _provenance(cfg: GraphCVConfig) -> dict[str, Any]:
+    """The init checkpoint's stage-1 training record (``training_local``), which a final
+    checkpoint keeps. An init fresh from ``logrerank train local`` keeps it under ``training``
+    (``stage: local``)."""
     from ...log_checkpoint import read_meta
 
     init = read_meta(Path(cfg.init))
     own = init.get("training") or {}
-    out = {}
     local = init.get("training_local", own if own.get("stage") == "local" else None)
-    if local is not None:
-        out["training_local"] = local
-    if single is not None:
-        kept = init.get("training_single", own if own.get("stage") == "global" else None)
-        if kept is not None:
-            out["training_single"] = kept
-    return out
-
-
-def _route_saved(out: Path, single, log) -> None:
-    """A saved final checkpoint gets the run's routing (``single``) when it lacks it, so a run
-    that adds ``single_min_titled`` needs no retraining (the main global stage is unchanged)."""
-    from ...log_checkpoint import read_meta
-    from ...pipeline import LoGReranker
-
-    want = 0.0 if single is None else single[0].min_titled
-    saved = LoGReranker.from_pretrained(out, device="cpu")
-    if saved.config.single.min_titled == want:
-        return
-    keep = ("training", "training_local", "training_single")
-    extra = {k: v for k, v in read_meta(out).items() if k in keep}
-    attach_single_stage(saved, single)
-    saved.save_pretrained(out, extra=extra)
-    print(f"{out}: single-passage stage for pools < {want} titled", file=log, flush=True)
+    return {} if local is None else {"training_local": local}
 
 
 def run_dev_eval(cfg: GraphCVConfig, log=sys.stdout) -> dict[str, Any]:

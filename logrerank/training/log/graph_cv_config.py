@@ -37,7 +37,6 @@ _NOT_IN_DIGEST = (
     "threads",
     "dev",
     "encode",
-    "single_min_titled",
 )
 
 
@@ -70,9 +69,6 @@ class GraphCVConfig(JsonConfig):
     aux_folds: bool = True
     seeds: list[int] = field(default_factory=lambda: [13, 14, 15])  # one final model per seed
     cv_seed: int = 13  # seed of the cross-validation models
-    # a seed ensemble out of fold: each fold trains one model per seed listed here and scores its
-    # held-out pools with their mean logits (logrerank/graph/ensemble.py); empty = cv_seed alone
-    cv_members: list[int] = field(default_factory=list)
     epochs: int = 6
     lr: float = 1e-3
     weight_decay: float = 0.01
@@ -80,23 +76,19 @@ class GraphCVConfig(JsonConfig):
     grad_accum: int = 8  # pools per optimiser step
     loss: str = "aligned"  # "aligned" (passage max + rationale softmax) or "listwise"
     sentence_weight: float = 1.0  # weight of the rationale-sentence term of "aligned"
-    # True: on paper pools the loss reads the graph stage's logits plus the priors the init's
-    # route adds there (lexical, dense passage, titled sentence: score.paper_* / citance_*), so
-    # the stage learns what those priors miss; False: its logits alone (the runs before)
-    paper_priors: bool = False
-    # with paper_priors: False leaves the pools of citing sentences (a citation marker in the
-    # query) without them, so only question pools train on top of the priors
-    paper_priors_citances: bool = True
+    # title dropout: each visit of a training pool reads its titles under one of these conditions,
+    # drawn uniformly (logrerank/data/titles.py: "full", "first3", "none"); ["full"] = the runs before
+    titles: list[str] = field(default_factory=lambda: ["full"])
+    # held-out train pools ("source:split:limit:offset", none a training pool) on which --final
+    # fits each seed's score calibration (logrerank/training/log/score_calibration.py), in every
+    # title condition of `titles`; [] = no calibration (scores shown as sigmoid of the logits)
+    calibration: list[str] = field(default_factory=list)
     aux_weight: float = 1.0  # loss weight of the single-passage (aux) pools
     threads: int = 1  # torch threads
     # True: encode the pools the cache lacks first; False: use the cached prefix of each split
     encode: bool = False
     # {"graph": {...}, "global": {...}, "score": {...}}: overrides of the init's model config
     model: dict[str, Any] = field(default_factory=dict)
-    # routing (config.single): the final checkpoints keep the init's global stage (its
-    # single-passage stage when it has one) for pools where fewer than this share of the
-    # passages has a usable title; 0 = one global stage for every pool
-    single_min_titled: float = 0.0
     out: str = "runs/ckpt-multihop"  # final checkpoints (seed<k>/ subfolders for > 1 seed)
     work_dir: str = "runs/cv"  # fold results (resumable), under the run digest
 
@@ -112,7 +104,7 @@ class GraphCVConfig(JsonConfig):
             raise ConfigError(f"loss must be one of {list(LOSSES)}, got {self.loss!r}")
         bad = [s for s in self.multihop if s not in MULTI_HOP_SOURCES]
         bad += [s for s in self.aux if s not in AUX_SOURCES]
-        for spec in self.aux_extra:
+        for spec in [*self.aux_extra, *self.calibration]:
             parts = spec.split(":")
             if len(parts) != 4 or not all(p.isdigit() for p in parts[2:]):
                 raise ConfigError(f"aux_extra takes source:split:limit:offset, got {spec!r}")
@@ -125,10 +117,14 @@ class GraphCVConfig(JsonConfig):
             )
         if self.fold_groups not in ("gold", "question"):
             raise ConfigError(f"fold_groups must be 'gold' or 'question', got {self.fold_groups!r}")
-        if not 0.0 <= self.single_min_titled <= 1.0:
-            raise ConfigError(f"single_min_titled must be in [0, 1], got {self.single_min_titled}")
         if not self.seeds or self.lr <= 0 or self.aux_weight < 0 or self.sentence_weight < 0:
             raise ConfigError("seeds must be non-empty, lr > 0, aux_weight/sentence_weight >= 0")
+        from ...data.titles import TITLE_CONDITIONS
+
+        if not self.titles or any(t not in TITLE_CONDITIONS for t in self.titles):
+            raise ConfigError(
+                f"titles takes conditions of {list(TITLE_CONDITIONS)}, got {self.titles}"
+            )
         unknown = sorted(set(self.model) - set(MODEL_SECTIONS))
         if unknown:
             raise ConfigError(f"model takes the sections {list(MODEL_SECTIONS)}, got {unknown}")
@@ -139,9 +135,11 @@ class GraphCVConfig(JsonConfig):
         d = dataclasses.asdict(self)
         for k in _NOT_IN_DIGEST:
             d.pop(k)
-        for k in ("aux_offset", "aux_extra", "cv_members"):  # the digest of runs from before these
+        for k in ("aux_offset", "aux_extra", "calibration"):  # the digest of runs from before these
             if not d[k]:
                 d.pop(k)
+        if d["titles"] == ["full"]:  # likewise
+            d.pop("titles")
         if d["fold_groups"] == "question":  # likewise
             d.pop("fold_groups")
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]

@@ -258,15 +258,14 @@ def train_local(cfg: TrainConfig, log=sys.stdout) -> dict[str, Any]:
 
 
 def _carried_records(init: str | None) -> dict:
-    """A warm start carries the init's other stages unchanged, so it keeps their training
-    records: the single-passage stage's (``training_single``) and the multi-passage stage's
-    (``training_global``, the init's own ``training`` when that is a global stage)."""
+    """A warm start carries the init's global stage unchanged, so it keeps its training record
+    (``training_global``: the init's own ``training`` when that is a global stage)."""
     if not init:
         return {}
     from ...log_checkpoint import read_meta
 
     meta = read_meta(Path(init))
-    out = {k: meta[k] for k in ("training_single",) if k in meta}
+    out = {}
     own = meta.get("training") or {}
     if own.get("stage") not in (None, "local"):
         out["training_global"] = own

@@ -30,14 +30,12 @@ import torch
 from ...checkpoint import CheckpointError
 from ...config import PassageConfig
 from ...evaluation.metrics import ndcg_at_k
-from ...graph.inputs import global_scores, graph_inputs, stage_graph, stage_module
+from ...graph.inputs import global_scores, graph_inputs
 from ...jsonconfig import ConfigError, JsonConfig
 from ...log_checkpoint import read_meta
-from ...ranking.dense_prior import route_prior
 from ...ranking.losses import softmax_pool_loss
 from ...ranking.passage_head import PassageHead, passage_features
-from ...ranking.results import routed_logits
-from ...ranking.routing import pool_route
+from ...ranking.results import final_logits
 from ...text.lexical import pool_lexical
 from ..loop import make_optimizer, set_seed
 from .encode_cache import encode_cached
@@ -61,7 +59,7 @@ class PassageTrainConfig(JsonConfig):
     seed: int = 13  # head initialisation and pool order
     threads: int = 1  # torch threads
     # ScoreConfig fields set on init's config before the head is trained (saved with it), e.g.
-    # the paper-pool route {"paper_title_words": 7, "paper_global_weight": 0.5}
+    # {"lexical_weight": 1.0}
     score: dict[str, float] = field(default_factory=dict)
     out: str = "runs/log-passage"  # the checkpoint written (init + the chosen head)
 
@@ -93,20 +91,16 @@ def sentence_logits(model, enc, use_global: bool) -> torch.Tensor:
     """``[N]`` final sentence logits of an encoded pool, as :meth:`~logrerank.pipeline.
     LoGReranker.rank_encoded` computes them before the passage head."""
     cfg = model.config
-    path = pool_route(cfg, enc.passages, enc.query)
-    l_global = stage_logits(model, enc, path.stage) if use_global else None
-    return routed_logits(enc, l_global, cfg.score, path, *route_prior(model, enc, path)).float()
+    l_global = stage_logits(model, enc) if use_global else None
+    return final_logits(enc, l_global, cfg.score, cfg.score.lexical_weight).float()
 
 
-def stage_logits(model, enc, stage: str) -> torch.Tensor:
-    """``[N]`` global logits of an encoded pool from the model's ``stage`` (the one its
-    :class:`~logrerank.ranking.routing.PoolRoute` selects), without gradients."""
-    cfg = model.config
-    gcfg, stage_cfg = stage_graph(cfg, stage, None)
-    data, lex = graph_inputs(cfg, enc, gcfg, True, stage_cfg)
-    gm = stage_module(model, stage)
+def stage_logits(model, enc) -> torch.Tensor:
+    """``[N]`` global logits of an encoded pool from the model's global stage, without
+    gradients."""
+    data, lex = graph_inputs(model.config, enc)
     with torch.no_grad():
-        _, l_global, _ = global_scores(gm, enc, data, lex, model.device_)
+        _, l_global, _, _ = global_scores(model.global_model, enc, data, lex, model.device_)
     return l_global
 
 
@@ -168,7 +162,7 @@ def train_passage_head(cfg: PassageTrainConfig, command: str = "", log=sys.stdou
     t0 = time.perf_counter()
     model = LoGReranker.from_pretrained(cfg.init, device="cpu")
     model.eval()
-    for name, value in cfg.score.items():  # routing settings the head is trained under
+    for name, value in cfg.score.items():  # score settings the head is trained under
         if not hasattr(model.config.score, name):
             raise ConfigError(f"score.{name} is not a ScoreConfig field")
         setattr(model.config.score, name, value)

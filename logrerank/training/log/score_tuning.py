@@ -302,10 +302,7 @@ def tune_score(
 
 LEXICAL_WEIGHTS = [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0]
 """Grid of the lexical prior's weight (``ScoreConfig.lexical_weight``)."""
-
-
-HEAD_WEIGHTS = [1.0, 0.75, 0.5, 0.25, 0.0]
-"""Grid of the head weight on untitled pools (``ScoreConfig.untitled_head_weight``)."""
+LEXICAL_OBJECTIVE = "mean of select-scifact and select-citint passage nDCG@10 of the final scores"
 
 
 def choose_lexical(rows: list[dict], score_cfg, col: int = 3) -> tuple[float, dict[float, float]]:
@@ -322,44 +319,19 @@ def choose_lexical(rows: list[dict], score_cfg, col: int = 3) -> tuple[float, di
     return best, table
 
 
-def choose_untitled(
-    rows: list[dict], score_cfg, col: int = 3
-) -> tuple[tuple[float, float], dict[tuple[float, float], float]]:
-    """The (head weight, lexical weight) pair of untitled pools maximising passage nDCG@10 of
-    column ``col`` on ``rows``, over :data:`HEAD_WEIGHTS` x :data:`LEXICAL_WEIGHTS`, with the
-    checkpoint's other ``score_cfg`` adjustments; ties keep the checkpoint's ``head_weight``,
-    then the larger head weight (less shrinkage), then the smaller lexical weight.
-
-    Returns:
-        ``((head weight, lexical weight), {(head, lexical): passage nDCG@10})``.
-    """
-    b, dedup = score_cfg.passage_weight, score_cfg.merge_duplicates
-    table = {
-        (hw, lw): score(rows, col, b, dedup, hw, lw)[0]
-        for hw in HEAD_WEIGHTS
-        for lw in LEXICAL_WEIGHTS
-    }
-    best = max(
-        table,
-        key=lambda k: (round(table[k], 9), k[0] == score_cfg.head_weight, k[0], -k[1]),
-    )
-    return best, table
-
-
 def tune_lexical(
     checkpoint: str | Path,
     citint_train: int = 100,
     cache: str | Path | None = None,
     write: bool = True,
     command: str = "",
-    untitled_head: bool = False,
 ) -> dict:
-    """Choose ``score.lexical_weight`` (the lexical prior of untitled pools) of a checkpoint on
-    ``select-citint`` (the Citation-Integrity train claims after the first 300: untitled pools,
-    the pools the prior applies to) and (``write``) store it in the checkpoint's ``config.json``.
-    With ``untitled_head``, ``score.untitled_head_weight`` (the head shrinkage of the same pools)
-    is chosen jointly with it (:func:`choose_untitled`). The other score settings are kept; a
-    model without a graph stage (the cross-encoder twin) is chosen on its local scores.
+    """Choose ``score.lexical_weight`` (the lexical prior added to every pool's final logits) of
+    a checkpoint on the selection sets (:func:`selection_sets`) and (``write``) store it in the
+    checkpoint's ``config.json``. The objective is the mean passage nDCG@10 of the final scores
+    over ``select-scifact`` (titled pools) and ``select-citint`` (untitled ones), since the
+    weight applies to both. The other score settings are kept; a model without a graph stage
+    (the cross-encoder twin) is chosen on its local scores.
     """
     from ...pipeline import LoGReranker
 
@@ -368,35 +340,31 @@ def tune_lexical(
     folder = Path(cache) if cache is not None else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
-    exs = selection_sets(citint_train)["select-citint"]
-    path = folder / "select-citint.json" if folder else None  # the rows tune_score caches
-    rows = collect("select-citint", exs, model, None, path)
+    rows = {
+        name: collect(name, exs, model, None, folder / f"{name}.json" if folder else None)
+        for name, exs in selection_sets(citint_train).items()  # the rows tune_score caches
+    }
     col = 2 if local_only else 3
-    head = None
-    if untitled_head:
-        (head, best), pairs = choose_untitled(rows, model.config.score, col)
-        table = {f"{hw:g}/{lw:g}": v for (hw, lw), v in pairs.items()}  # head/lexical
-    else:
-        best, table = choose_lexical(rows, model.config.score, col)
+    tables = {name: choose_lexical(r, model.config.score, col)[1] for name, r in rows.items()}
+    table = {lw: sum(t[lw] for t in tables.values()) / len(tables) for lw in LEXICAL_WEIGHTS}
+    best = max(LEXICAL_WEIGHTS, key=lambda lw: (round(table[lw], 9), -lw))
     grid = {str(k): round(v, 3) for k, v in table.items()}
+    queries = {name: len(r) for name, r in rows.items()}
     if write:
         meta = read_meta(Path(checkpoint))
         meta["model"]["score"]["lexical_weight"] = best
-        if head is not None:
-            meta["model"]["score"]["untitled_head_weight"] = head
         meta.setdefault("training", {})["lexical_selection"] = {
             "chosen": best,
-            "untitled_head_weight": head,
-            "objective": "select-citint passage nDCG@10 of the final scores",
-            "selection_queries": len(rows),
+            "objective": LEXICAL_OBJECTIVE,
+            "selection_queries": queries,
             "grid": grid,
             "command": command,
         }
         write_meta(Path(checkpoint), meta)
     return {
         "chosen": best,
-        "untitled_head_weight": head,
+        "objective": LEXICAL_OBJECTIVE,
         "grid": grid,
-        "selection_queries": len(rows),
+        "selection_queries": queries,
         "written": str(Path(checkpoint) / "config.json") if write else None,
     }
