@@ -7,7 +7,6 @@ cross-encoder) load once per :class:`Models` and are shared between the rankers 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,12 +82,11 @@ class LoGRanker:
         elif self.models.cache_key != key and model.config.local.unit == "sentence":
             # sentence units never read titles: a pool cached under other titles serves as is,
             # its passages retitled (eval --titles first3 / none reuse the full-title encodings)
+            from .ranking.results import retitled
+
             found = self.models.encodings_by_text().get((query, tuple(p.text for p in plist)))
             if found is not None and len(found.passages) == len(plist):
-                titled = [
-                    dataclasses.replace(c, title=p.title) for c, p in zip(found.passages, plist)
-                ]
-                enc = dataclasses.replace(found, passages=titled, lexical=None)
+                enc = retitled(found, [p.title for p in plist])
                 self.models.cache_value, self.models.cache_key = enc, key
         if self.models.cache_key != key:
             self.models.cache_value = model.encode(query, passages)

@@ -41,6 +41,14 @@ class Encoded:
     lexical: Tensor | None = field(default=None, repr=False, compare=False)
 
 
+def retitled(enc: Encoded, titles: list[str]) -> Encoded:
+    """``enc`` with its passages' titles replaced by ``titles`` (one per passage) and its
+    lexical inputs reset; the tensors are shared. Valid because sentence units never read
+    titles (``local.unit == "sentence"``): only the graph inputs depend on them."""
+    passages = [dataclasses.replace(p, title=t) for p, t in zip(enc.passages, titles, strict=True)]
+    return dataclasses.replace(enc, passages=passages, lexical=None)
+
+
 def unscored_sentences(spans: list[list[Span]]) -> tuple[list[ScoredSentence], Tensor]:
     """The sentences of every passage in document order (node ids ``0..N-1``), scores unset.
 

@@ -22,7 +22,6 @@ graph stage, on the same graph inputs as inference (:func:`logrerank.graph.input
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 import statistics
@@ -38,6 +37,7 @@ from ...data.schema import Example
 from ...data.titles import cut_title
 from ...graph.inputs import graph_inputs, stage_pool
 from ...ranking.losses import softmax_pool_loss
+from ...ranking.results import retitled
 from ...ranking.scoring import apply_adjustments
 from ..cv import (
     baseline_rows,
@@ -128,8 +128,7 @@ def with_title_condition(enc, condition: str, cache: dict | None = None):
     key = ("titles", id(enc), condition)
     if cache is not None and key in cache:
         return cache[key]
-    passages = [dataclasses.replace(p, title=cut_title(p.title, condition)) for p in enc.passages]
-    variant = dataclasses.replace(enc, passages=passages, lexical=None)
+    variant = retitled(enc, [cut_title(p.title, condition) for p in enc.passages])
     if cache is not None:
         cache[key] = variant
     return variant
