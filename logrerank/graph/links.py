@@ -359,27 +359,32 @@ def annotate_edges(edges: list, enc, config: GraphConfig) -> list:
     Returns:
         ``edges``.
     """
-    texts = [s.text for s in enc.sentences]
-    passage_of = enc.passage_of.tolist()
-    titles = [p.title for p in enc.passages]
     link = [e for e in edges if e.relation in _NAMES]  # names: the untyped ablation keeps them
     if not link:
         return edges
-    toks = [normalize_tokens(t) for t in texts]
-    vocab: dict[str, float] | None = None
-    terms: list[set[str]] = []
-    names = [passage_names(t) for t in titles]
+    texts = [s.text for s in enc.sentences]
+    passage_of = enc.passage_of.tolist()
+    # the pool's tokens and names are cached on ``enc``: a knob change re-annotates for free
+    memo = enc.__dict__.setdefault("_annotate", {})
+    if "toks" not in memo:
+        memo["toks"] = [normalize_tokens(t) for t in texts]
+        memo["names"] = [passage_names(p.title) for p in enc.passages]
+    toks, names = memo["toks"], memo["names"]
+    term_key = (config.term_min_len, config.term_idf, config.term_bg_idf)
+    found: dict[int, str] = {}  # mentioning sentence -> its padded tokens
     for e in link:
         if e.relation == "shared-term":
-            if vocab is None:
+            if term_key not in memo:
                 terms = [content_terms(t, config.term_min_len) for t in toks]
                 vocab = rare_vocabulary(terms, passage_of, config.term_idf, config.term_bg_idf)
-            shared = terms[e.source] & terms[e.target] & vocab.keys()
-            e.terms = sorted(shared, key=lambda t: (-vocab[t], t))
+                memo[term_key] = ([{w for w in t if w in vocab} for t in terms], vocab)
+            rare, vocab = memo[term_key]
+            e.terms = sorted(rare[e.source] & rare[e.target], key=lambda t: (-vocab[t], t))
             continue
         u, v = (e.source, e.target) if e.relation == "mentions" else (e.target, e.source)
         e.mention = texts[u]
-        found = padded(toks[u])
-        hit = [" ".join(n) for n in names[passage_of[v]] if padded(n) in found]
+        if u not in found:
+            found[u] = padded(toks[u])
+        hit = [" ".join(n) for n in names[passage_of[v]] if padded(n) in found[u]]
         e.terms = sorted(hit, key=len, reverse=True)[:1] or None
     return edges

@@ -3,6 +3,7 @@ what a link edge carries (its shared terms, the mentioning sentence)."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -147,6 +148,14 @@ def test_edges_carry_shared_terms_and_mentioning_sentence():
     assert m and all(e.mention == texts[1] and e.terms == ["diclofenac"] for e in m)
     back = [e for e in edges if e.relation == "mentioned-by" and e.target == 1]
     assert back and all(e.mention == texts[1] for e in back)  # the reverse names the same one
+    # a knob change re-annotates from the pool's cached tokens: the same terms, and a changed
+    # term criterion is applied, not served from the cache
+    again = annotate_edges(_edges(le), enc, cfg)
+    assert [(e.source, e.target, e.terms) for e in again] == [
+        (e.source, e.target, e.terms) for e in edges
+    ]
+    strict = annotate_edges(_edges(le), enc, dataclasses.replace(cfg, term_bg_idf=99.0))
+    assert all(not e.terms for e in strict if e.relation == "shared-term")
 
 
 def test_table_round_trip(tmp_path):
