@@ -22,9 +22,9 @@ def main(argv: list[str] | None = None) -> None:
     out, shares = Path(args[0]), [float(g) for g in args[1:]] or [0.0, 0.25, 0.5, 0.75, 1.0]
     from logrerank import LoGReranker
 
+    model = LoGReranker.from_pretrained()
+    gate = model.global_model.gate
     for g in shares:
-        model = LoGReranker.from_pretrained()
-        gate = model.global_model.gate
         with torch.no_grad():
             gate.weight.zero_()
             gate.bias.fill_(math.log(g / (1 - g)) if 0 < g < 1 else (-40.0 if g == 0 else 40.0))

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The one-stage LoG against the baselines in every title condition, on the same 50 sampled
 # queries per set (SciFact dev, Citation-Integrity dev, Evidence Inference test), then the paired
-# tests of docs/evaluation.md ("One model, every title condition"). LoG's local stage does not read
+# tests of docs/evaluation.md ("The one-stage LoG"). LoG's local stage does not read
 # titles, so its pools are encoded once (full titles) and reused (--encodings). With full titles
-# every ranker runs; with cut or no titles LoG, local only and BM25 run, and the cross-encoder on
-# Evidence Inference with 3-word titles (the other cut-title cross-encoder and bi-encoder cells
-# are the runs of docs/evaluation.md, "Title conditions"); CE_ALL=1 runs every ranker everywhere.
+# every ranker runs; with cut or no titles LoG, local only and BM25 run (the cut-title
+# cross-encoder and bi-encoder cells are the runs of docs/evaluation.md, "Title conditions");
+# CE_ALL=1 runs every ranker everywhere.
 # Usage: research/one_eval.sh [CHECKPOINT=logrerank/checkpoints/log-reranker] [OUT=runs/one] [N=50]
 # (about 55 min on 2 cores; a set whose results.json exists is skipped)
 set -euo pipefail
@@ -20,8 +20,6 @@ for t in full first3 none; do
     rankers=log,log-local,bm25
     if [ "$t" = full ] || [ -n "${CE_ALL:-}" ]; then
       rankers=$rankers,bi-encoder-passage,cross-encoder
-    elif [ "$b-$t" = evinf-first3 ]; then
-      rankers=$rankers,cross-encoder
     fi
     [ -f "$OUT/$b-$t/results.json" ] && continue
     logrerank eval --benchmark $b "${split[@]}" --sample "$N" --titles $t --rankers $rankers \
